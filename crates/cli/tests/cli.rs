@@ -1,0 +1,138 @@
+//! End-to-end tests of the `tandem` binary: what a user types, what they see, exit codes.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn tandem(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tandem"))
+        .args(args)
+        .output()
+        .expect("run tandem")
+}
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn sample() -> String {
+    repo().join("traces/sample.pcap").display().to_string()
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("tandem-cli-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+#[test]
+fn version_and_help_read_well() {
+    let v = tandem(&["--version"]);
+    assert!(v.status.success());
+    assert_eq!(text(&v.stdout).trim(), format!("tandem {}", env!("CARGO_PKG_VERSION")));
+    let h = tandem(&["--help"]);
+    assert!(h.status.success());
+    let h = text(&h.stdout);
+    assert!(h.contains("pcap") && h.contains("Usage: tandem"), "{h}");
+    let h = text(&tandem(&["pcap", "flows", "--help"]).stdout);
+    assert!(h.contains("--timeout") && h.contains("--csv"), "{h}");
+}
+
+#[test]
+fn shipped_sample_is_what_synth_makes() {
+    // traces/README.md says how the sample was made; the same command must give the same bytes.
+    let out = scratch("regenerated.pcap");
+    let o = tandem(&[
+        "pcap",
+        "synth",
+        out.to_str().unwrap(),
+        "--packets",
+        "5000",
+        "--seed",
+        "1",
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert_eq!(
+        std::fs::read(&out).unwrap(),
+        std::fs::read(sample()).unwrap(),
+        "traces/sample.pcap is stale"
+    );
+}
+
+#[test]
+fn flows_csv_on_the_sample() {
+    let csv = scratch("flows.csv");
+    let o = tandem(&["pcap", "flows", &sample(), "--csv", csv.to_str().unwrap(), "--quiet"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let records = tandem_wire::flow::read_csv(std::io::BufReader::new(std::fs::File::open(&csv).unwrap())).unwrap();
+    assert!(records.len() > 100, "{} flows", records.len());
+    let packets: u64 = records.iter().map(|r| r.packets).sum();
+    // Everything but ARP frames belongs to an IPv4 flow.
+    assert!(packets > 4900 && packets <= 5000, "{packets}");
+    assert!(records.iter().any(|r| r.key.vlan == 103));
+    assert!(records
+        .iter()
+        .any(|r| r.tcp_flags.contains(tandem_wire::tcp::Flags::SYN)));
+}
+
+#[test]
+fn flows_table_and_timeout() {
+    let o = tandem(&["pcap", "flows", &sample(), "--timeout", "1ms", "-q"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    assert!(out.lines().next().unwrap().starts_with("proto"));
+    let short = out.lines().count();
+    let o = tandem(&["pcap", "flows", &sample(), "--timeout", "60s", "-q"]);
+    let long = text(&o.stdout).lines().count();
+    assert!(short > long, "a 1 ms idle timeout splits flows: {short} vs {long}");
+}
+
+#[test]
+fn summary_text_and_json() {
+    let o = tandem(&["pcap", "summary", &sample(), "-q"]);
+    assert!(o.status.success());
+    let s = text(&o.stdout);
+    assert!(s.contains("packets     5000"), "{s}");
+    assert!(s.contains("top talkers"), "{s}");
+    let o = tandem(&["pcap", "summary", &sample(), "--json", "-q"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["packets"], 5000);
+    assert!(v["ipv4_protocols"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|p| p["name"] == "tcp"));
+}
+
+#[test]
+fn bad_input_is_one_line_and_exit_2() {
+    let missing = tandem(&["pcap", "flows", "/nonexistent/trace.pcap"]);
+    assert_eq!(missing.status.code(), Some(2));
+    let err = text(&missing.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("/nonexistent/trace.pcap"), "{err}");
+
+    let junk = scratch("junk.pcap");
+    std::fs::write(&junk, b"this is not a capture file").unwrap();
+    let o = tandem(&["pcap", "summary", junk.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr).contains("not a pcap or pcapng file"),
+        "{}",
+        text(&o.stderr)
+    );
+
+    let cut = scratch("cut.pcap");
+    let bytes = std::fs::read(sample()).unwrap();
+    std::fs::write(&cut, &bytes[..bytes.len() / 2 + 3]).unwrap();
+    let o = tandem(&["pcap", "flows", cut.to_str().unwrap(), "-q"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("cut short"), "{}", text(&o.stderr));
+
+    let o = tandem(&["pcap", "flows", &sample(), "--timeout", "60 parsecs"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("--timeout"), "{}", text(&o.stderr));
+}
