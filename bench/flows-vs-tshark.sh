@@ -44,7 +44,7 @@ ratio=$(awk -v a="$s_wall" -v b="$t_wall" 'BEGIN { printf "%.1f", a / b }')
   echo "| tool | command | wall (s) | Mpkt/s | peak RSS (MiB) | records |"
   echo "|---|---|---|---|---|---|"
   echo "| tandem $("$tandem" --version | cut -d' ' -f2) | \`tandem pcap flows FILE --csv OUT\` | $t_wall | $(rate "$t_wall") | $((t_mem / 1024)) | $flows unidirectional flows |"
-  echo "| $(tshark --version | head -1 | cut -d' ' -f1-3) | \`tshark -n -q -z conv,tcp -r FILE\` | $s_wall | $(rate "$s_wall") | $((s_mem / 1024)) | $conv TCP conversations |"
+  echo "| $(tshark --version 2>/dev/null | head -1 | cut -d' ' -f1-3) | \`tshark -n -q -z conv,tcp -r FILE\` | $s_wall | $(rate "$s_wall") | $((s_mem / 1024)) | $conv TCP conversations |"
   echo
   echo "tandem is ${ratio}x faster."
 } | tee "$out/flows-vs-tshark.md"

@@ -2,6 +2,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use tandem_testkit::{require, Scratch};
 
 fn tandem(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_tandem"))
@@ -16,12 +17,6 @@ fn repo() -> PathBuf {
 
 fn sample() -> String {
     repo().join("traces/sample.pcap").display().to_string()
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("tandem-cli-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
 }
 
 fn text(b: &[u8]) -> String {
@@ -44,7 +39,8 @@ fn version_and_help_read_well() {
 #[test]
 fn shipped_sample_is_what_synth_makes() {
     // traces/README.md says how the sample was made; the same command must give the same bytes.
-    let out = scratch("regenerated.pcap");
+    let s = Scratch::new("cli");
+    let out = s.join("regenerated.pcap");
     let o = tandem(&[
         "pcap",
         "synth",
@@ -64,7 +60,8 @@ fn shipped_sample_is_what_synth_makes() {
 
 #[test]
 fn flows_csv_on_the_sample() {
-    let csv = scratch("flows.csv");
+    let s = Scratch::new("cli");
+    let csv = s.join("flows.csv");
     let o = tandem(&["pcap", "flows", &sample(), "--csv", csv.to_str().unwrap(), "--quiet"]);
     assert!(o.status.success(), "{}", text(&o.stderr));
     let records = tandem_wire::flow::read_csv(std::io::BufReader::new(std::fs::File::open(&csv).unwrap())).unwrap();
@@ -115,7 +112,8 @@ fn bad_input_is_one_line_and_exit_2() {
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("/nonexistent/trace.pcap"), "{err}");
 
-    let junk = scratch("junk.pcap");
+    let s = Scratch::new("cli");
+    let junk = s.join("junk.pcap");
     std::fs::write(&junk, b"this is not a capture file").unwrap();
     let o = tandem(&["pcap", "summary", junk.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
@@ -125,7 +123,7 @@ fn bad_input_is_one_line_and_exit_2() {
         text(&o.stderr)
     );
 
-    let cut = scratch("cut.pcap");
+    let cut = s.join("cut.pcap");
     let bytes = std::fs::read(sample()).unwrap();
     std::fs::write(&cut, &bytes[..bytes.len() / 2 + 3]).unwrap();
     let o = tandem(&["pcap", "flows", cut.to_str().unwrap(), "-q"]);
@@ -135,4 +133,30 @@ fn bad_input_is_one_line_and_exit_2() {
     let o = tandem(&["pcap", "flows", &sample(), "--timeout", "60 parsecs"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o.stderr).contains("--timeout"), "{}", text(&o.stderr));
+}
+
+#[test]
+fn tshark_finds_nothing_wrong_in_the_sample() {
+    if !require("tshark", "tshark") {
+        return;
+    }
+    let o = Command::new("tshark")
+        .args(["-n", "-r", &sample()])
+        .args([
+            "-o",
+            "ip.check_checksum:TRUE",
+            "-o",
+            "tcp.check_checksum:TRUE",
+            "-o",
+            "udp.check_checksum:TRUE",
+        ])
+        .args([
+            "-Y",
+            "_ws.malformed || _ws.expert.severity == error || ip.checksum.status == 0 || \
+             tcp.checksum.status == 0 || udp.checksum.status == 0 || icmp.checksum.status == 0",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(o.stdout.is_empty(), "tshark flags:\n{}", text(&o.stdout));
 }

@@ -1,0 +1,220 @@
+//! Plain configuration records for the engine's parts. The scenario loader
+//! ([`crate::scenario`]) fills them from TOML with units; code can build them directly.
+//! Every default is stated next to its field, with where it comes from.
+
+use crate::time::{Time, MS, SEC, US};
+
+/// Congestion control algorithm of a TCP sender.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum CcAlgo {
+    /// RFC 5681 slow start and congestion avoidance with RFC 6582 NewReno recovery.
+    NewReno,
+    /// DCTCP (RFC 8257): ECN-capable, cwnd cut in proportion to the marked fraction `alpha`,
+    /// updated once per window with gain `g`.
+    Dctcp {
+        /// EWMA gain for alpha (RFC 8257 suggests 1/16).
+        g: f64,
+    },
+}
+
+/// How the receiver acknowledges.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DelayedAck {
+    /// An ACK for every segment.
+    Off,
+    /// RFC 5681 §4.2 / RFC 1122: ACK at least every second full segment, and within `timeout`.
+    On {
+        /// Delayed-ACK timer (Linux: 40 ms minimum; ns-3 default 200 ms).
+        timeout: Time,
+    },
+}
+
+/// Parameters of one TCP endpoint. Defaults follow Linux where a real stack is meant; each
+/// field says which.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TcpConfig {
+    /// Maximum segment size: payload bytes per full segment. Default 1448 (1500-byte MTU less
+    /// 20 IP, 20 TCP and 12 timestamp-option bytes).
+    pub mss: u32,
+    /// Initial congestion window in segments (RFC 6928: 10).
+    pub init_cwnd: u32,
+    /// Initial retransmission timeout, also the SYN/SYN-ACK timeout (RFC 6298: 1 s as Linux;
+    /// 3 s as RFC 1122 and the older stacks the TCPU paper measured).
+    pub init_rto: Time,
+    /// Lower bound of the RTO (Linux: 200 ms; data centers often use 1-10 ms).
+    pub min_rto: Time,
+    /// Upper bound of the RTO (RFC 6298 allows 60 s or more; Linux 120 s).
+    pub max_rto: Time,
+    /// SYN (and SYN-ACK) transmissions before the connection fails (Linux tcp_syn_retries: 6).
+    pub syn_retries: u32,
+    /// Consecutive data timeouts before the connection fails (Linux tcp_retries2: 15).
+    pub data_retries: u32,
+    /// Duplicate ACKs that trigger fast retransmit (3).
+    pub dupack_threshold: u32,
+    /// Delayed ACK policy (default on, 40 ms as Linux's minimum).
+    pub delayed_ack: DelayedAck,
+    /// Receive buffer in bytes: the most the receiver advertises (default 6 MiB as Linux's
+    /// tcp_rmem max).
+    pub rcv_buf: u32,
+    /// Use SACK (RFC 2018) and SACK-based loss recovery (RFC 6675). Default on.
+    pub sack: bool,
+    /// Use the timestamp option (RFC 7323) for RTT samples. Default on. It adds 12 bytes per
+    /// segment, which `mss` already accounts for.
+    pub timestamps: bool,
+    /// Congestion control.
+    pub cc: CcAlgo,
+    /// Mark data packets ECN-capable (ECT(0)) and react to ECE (RFC 3168). Forced on by DCTCP.
+    pub ecn: bool,
+}
+
+impl Default for TcpConfig {
+    fn default() -> TcpConfig {
+        TcpConfig {
+            mss: 1448,
+            init_cwnd: 10,
+            init_rto: SEC,
+            min_rto: 200 * MS,
+            max_rto: 120 * SEC,
+            syn_retries: 6,
+            data_retries: 15,
+            dupack_threshold: 3,
+            delayed_ack: DelayedAck::On { timeout: 40 * MS },
+            rcv_buf: 6 << 20,
+            sack: true,
+            timestamps: true,
+            cc: CcAlgo::NewReno,
+            ecn: false,
+        }
+    }
+}
+
+/// A full-duplex point-to-point link: the same rate and delay each way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LinkConfig {
+    /// Bits per second.
+    pub rate_bps: u64,
+    /// One-way propagation delay.
+    pub delay: Time,
+    /// Bytes the link adds to every packet for serialisation (Ethernet: 8 preamble + 4 FCS +
+    /// 12 inter-frame gap = 24; set 2 to model ns-3's point-to-point PPP header instead).
+    pub framing_overhead: u32,
+}
+
+impl Default for LinkConfig {
+    fn default() -> LinkConfig {
+        LinkConfig {
+            rate_bps: 10_000_000_000,
+            delay: US,
+            framing_overhead: 24,
+        }
+    }
+}
+
+/// How a queue marks ECN-capable packets (non-ECT packets are dropped instead, as RFC 3168).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Marking {
+    /// No AQM: tail drop only.
+    None,
+    /// DCTCP-style step marking: CE when the instantaneous queue exceeds `k_bytes` on arrival.
+    Threshold {
+        /// Marking threshold K in bytes.
+        k_bytes: u64,
+    },
+    /// RED (Floyd & Jacobson 1993) on the EWMA of the queue length in bytes, with the gentle
+    /// variant off; marks when `ecn`, otherwise drops early.
+    Red {
+        /// Minimum threshold (bytes).
+        min_bytes: u64,
+        /// Maximum threshold (bytes).
+        max_bytes: u64,
+        /// Marking probability at the maximum threshold.
+        max_p: f64,
+        /// EWMA weight (ns-3 default 0.002).
+        weight: f64,
+        /// Mark instead of dropping ECN-capable packets.
+        ecn: bool,
+    },
+}
+
+/// One egress port's queues.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct QueueConfig {
+    /// Strict-priority classes (1 to 8); class 0 is served first.
+    pub classes: u8,
+    /// Most packets a class queue may hold (0 = no packet limit).
+    pub limit_packets: u32,
+    /// Most bytes a class queue may hold (0 = no byte limit).
+    pub limit_bytes: u64,
+    /// ECN marking / AQM, applied per class queue.
+    pub marking: Marking,
+}
+
+impl Default for QueueConfig {
+    fn default() -> QueueConfig {
+        QueueConfig {
+            classes: 1,
+            limit_packets: 100,
+            limit_bytes: 0,
+            marking: Marking::None,
+        }
+    }
+}
+
+/// A switch's shared packet buffer.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum BufferConfig {
+    /// No shared buffer: each queue is limited only by its own [`QueueConfig`] limits.
+    Dedicated,
+    /// A shared pool of `bytes`; each queue may take at most `static_bytes` of it.
+    Static {
+        /// Pool size.
+        bytes: u64,
+        /// Per-queue cap.
+        static_bytes: u64,
+    },
+    /// A shared pool with Dynamic Thresholds (Choudhury & Hahne 1998): a queue may grow to
+    /// `alpha x (free pool bytes)`.
+    Dynamic {
+        /// Pool size.
+        bytes: u64,
+        /// The alpha factor (Broadcom Trident/Tomahawk use 1/128 ... 8; 1 is common).
+        alpha: f64,
+    },
+}
+
+/// When a switch starts forwarding a packet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Forwarding {
+    /// After the whole packet has arrived (most data-center switches).
+    StoreAndForward,
+    /// As soon as `header_bytes` have arrived (if the egress port is free and no faster than
+    /// the ingress); otherwise store-and-forward.
+    CutThrough {
+        /// Bytes needed to make the forwarding decision (64 covers Ethernet+IPv4+TCP).
+        header_bytes: u32,
+    },
+}
+
+/// A switch's configuration.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SwitchConfig {
+    /// Egress queues of every port.
+    pub queue: QueueConfig,
+    /// Shared buffer.
+    pub buffer: BufferConfig,
+    /// Store-and-forward or cut-through.
+    pub forwarding: Forwarding,
+    /// Fixed pipeline latency added to every packet (ingress to egress queue).
+    pub pipeline_latency: Time,
+}
+
+impl Default for SwitchConfig {
+    fn default() -> SwitchConfig {
+        SwitchConfig {
+            queue: QueueConfig::default(),
+            buffer: BufferConfig::Dedicated,
+            forwarding: Forwarding::StoreAndForward,
+            pipeline_latency: 0,
+        }
+    }
+}

@@ -1,0 +1,23 @@
+//! Tandem's packet-level simulator.
+//!
+//! * Time is integer picoseconds ([`time`]); events with equal times run in insertion order;
+//!   every random draw comes from the scenario seed, so a scenario and seed give byte-identical
+//!   output.
+//! * Packets are fixed-size records ([`packet::Packet`]) kept in a pool and moved by id: the
+//!   hot path allocates nothing.
+//! * Hosts run a TCP ([`tcp`]) that follows RFC 793/5681/6298/6582/2018/3168/8257 closely
+//!   enough to be checked against ns-3 (`bench/ns3/`, `docs/sim/validation.md`).
+//! * Switches are pipelines of match tables and egress queues with priorities, a shared
+//!   buffer, ECN/RED and drop reasons; system crates extend them through [`switch::SwitchHook`].
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod config;
+pub mod packet;
+pub mod scenario;
+pub mod tcp;
+pub mod time;
+pub mod topology;
+pub mod units;
+pub mod workload;

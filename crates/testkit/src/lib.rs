@@ -1,0 +1,87 @@
+//! Helpers for Tandem's integration tests (a dev-dependency only).
+//!
+//! Tests that need a system tool (tshark, Open vSwitch, ns-3, `ip netns`) call [`require`]: it
+//! returns false, after printing why, when the tool is missing, so a developer without the tool
+//! sees a clear skip; with `TANDEM_REQUIRE_SYSTEM=1` (set by `.ci/run`) it panics instead, so in
+//! CI such a test can never pass by skipping. [`Scratch`] is a temporary directory removed on
+//! drop, also when the test fails.
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// True when `TANDEM_REQUIRE_SYSTEM=1`: system-dependent tests must run, not skip.
+pub fn system_required() -> bool {
+    std::env::var("TANDEM_REQUIRE_SYSTEM").as_deref() == Ok("1")
+}
+
+/// True if `program --version` runs successfully; otherwise prints a skip line (naming the Debian
+/// package that provides it) and returns false, or panics when [`system_required`].
+pub fn require(program: &str, debian_package: &str) -> bool {
+    let ok = Command::new(program)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if ok {
+        return true;
+    }
+    if system_required() {
+        panic!(
+            "{program} is required (TANDEM_REQUIRE_SYSTEM=1) but missing; .ci/run installs Debian's {debian_package}"
+        );
+    }
+    eprintln!(
+        "SKIP: {program} not found; install Debian's {debian_package} (or run .ci/run), \
+         or set TANDEM_REQUIRE_SYSTEM=1 to make this a failure"
+    );
+    false
+}
+
+/// A fresh temporary directory, removed with everything in it when dropped.
+#[derive(Debug)]
+pub struct Scratch {
+    dir: PathBuf,
+}
+
+impl Scratch {
+    /// Creates `$TMPDIR/tandem-<label>-<pid>-<n>`.
+    pub fn new(label: &str) -> Scratch {
+        static NEXT: AtomicU32 = AtomicU32::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("tandem-{label}-{}-{n}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("create {}: {e}", dir.display()));
+        Scratch { dir }
+    }
+    /// The directory.
+    pub fn path(&self) -> &Path {
+        &self.dir
+    }
+    /// A path inside the directory.
+    pub fn join(&self, name: &str) -> PathBuf {
+        self.dir.join(name)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scratch_is_removed_on_drop() {
+        let s = Scratch::new("selftest");
+        std::fs::write(s.join("x"), b"1").unwrap();
+        let p = s.path().to_path_buf();
+        assert!(p.exists());
+        drop(s);
+        assert!(!p.exists());
+    }
+}
