@@ -1,1 +1,934 @@
-//! (being written)
+//! Network topologies (hosts, switches and the full-duplex links between them) and their
+//! shortest-path ECMP routing tables.
+//!
+//! * Nodes are numbered by [`NodeId`] in the order of [`Topology::nodes`]. The builders create
+//!   the hosts first, so in a built topology host `hI` is `NodeId(I)`; [`Topology::hosts`] lists
+//!   hosts in that order (for a custom graph: in file order).
+//! * A node's ports are numbered 0, 1, 2, ... in the order its links appear in
+//!   [`Topology::links`]; [`Topology::ports`] gives, per port, the link, the peer node and the
+//!   peer's port number. Every host of a built topology has exactly one port (0). A host with
+//!   several links in a custom graph sends and receives on its first port only.
+//! * [`Routing::compute`] runs one breadth-first search per destination host and stores, for
+//!   every (switch, destination host), the set of egress ports on shortest paths; hosts are
+//!   never transit nodes.
+//!
+//! Switch names: `star` has `switch0`; `dumbbell` has `switch0` (left) and `switch1` (right);
+//! `leaf_spine` has `leaf0..` and `spine0..`; `fat_tree` has `edge0..`, `agg0..` and `core0..`
+//! (edge and aggregation switches numbered pod by pod).
+
+use crate::config::LinkConfig;
+use crate::packet::NodeId;
+use crate::units::{RateArg, TimeArg};
+use rustc_hash::FxHashMap;
+use serde::Deserialize;
+use std::fmt;
+
+/// Index of a link in [`Topology::links`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct LinkIdx(pub u32);
+
+/// What a node is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum NodeKind {
+    /// An end host: runs TCP/UDP endpoints, never forwards.
+    Host,
+    /// A switch: forwards packets along [`Routing`].
+    Switch,
+}
+
+/// One node of a topology.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeSpec {
+    /// Unique name (`h0`, `switch0`, `leaf3`, or as given in a graph file).
+    pub name: String,
+    /// Host or switch.
+    pub kind: NodeKind,
+}
+
+/// One full-duplex link between nodes `a` and `b`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LinkSpec {
+    /// One end.
+    pub a: NodeId,
+    /// The other end.
+    pub b: NodeId,
+    /// Rate, delay and framing of both directions.
+    pub cfg: LinkConfig,
+}
+
+/// One port of a node: the link behind it and what is at the other end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Port {
+    /// The link.
+    pub link: LinkIdx,
+    /// The node at the other end.
+    pub peer: NodeId,
+    /// The port number of this link at the peer.
+    pub peer_port: u16,
+}
+
+/// A topology that could not be built or read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TopologyError {
+    /// The graph file, when reading one.
+    pub file: Option<String>,
+    /// 1-based line in that file, when known.
+    pub line: Option<usize>,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl TopologyError {
+    fn plain(message: impl Into<String>) -> TopologyError {
+        TopologyError {
+            file: None,
+            line: None,
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for TopologyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (&self.file, self.line) {
+            (Some(file), Some(line)) => write!(f, "{file}:{line}: {}", self.message),
+            (Some(file), None) => write!(f, "{file}: {}", self.message),
+            _ => f.write_str(&self.message),
+        }
+    }
+}
+
+impl std::error::Error for TopologyError {}
+
+/// Hosts, switches and links, with every node's ports precomputed.
+#[derive(Debug, Clone)]
+pub struct Topology {
+    nodes: Vec<NodeSpec>,
+    links: Vec<LinkSpec>,
+    /// `ports[port_start[n]..port_start[n + 1]]` are node `n`'s ports.
+    port_start: Vec<u32>,
+    ports: Vec<Port>,
+    hosts: Vec<NodeId>,
+    switches: Vec<NodeId>,
+    by_name: FxHashMap<String, NodeId>,
+}
+
+/// Most ports a node may have (port numbers are `u16`).
+pub const MAX_PORTS: usize = u16::MAX as usize;
+
+impl Topology {
+    /// Checks nodes and links (unique names, link ends exist, no self-loops, at most
+    /// [`MAX_PORTS`] ports per node, every host linked) and numbers every node's ports.
+    pub fn new(nodes: Vec<NodeSpec>, links: Vec<LinkSpec>) -> Result<Topology, TopologyError> {
+        let n = nodes.len();
+        if n > u32::MAX as usize || links.len() > u32::MAX as usize {
+            return Err(TopologyError::plain("too many nodes or links"));
+        }
+        let mut by_name = FxHashMap::default();
+        by_name.reserve(n);
+        for (i, node) in nodes.iter().enumerate() {
+            if by_name.insert(node.name.clone(), NodeId(i as u32)).is_some() {
+                return Err(TopologyError::plain(format!("node name `{}` used twice", node.name)));
+            }
+        }
+        let mut degree = vec![0u32; n + 1];
+        for (i, l) in links.iter().enumerate() {
+            let (a, b) = (l.a.0 as usize, l.b.0 as usize);
+            if a >= n || b >= n {
+                return Err(TopologyError::plain(format!("link {i} names a node that does not exist")));
+            }
+            if a == b {
+                return Err(TopologyError::plain(format!("link {i} joins `{}` to itself", nodes[a].name)));
+            }
+            degree[a] += 1;
+            degree[b] += 1;
+        }
+        if let Some(i) = degree.iter().position(|&d| d as usize > MAX_PORTS) {
+            return Err(TopologyError::plain(format!(
+                "node `{}` has more than {MAX_PORTS} ports",
+                nodes[i].name
+            )));
+        }
+        // Prefix sums give each node's first port slot.
+        let mut port_start = Vec::with_capacity(n + 1);
+        let mut acc = 0u32;
+        for d in &degree[..n] {
+            port_start.push(acc);
+            acc += d;
+        }
+        port_start.push(acc);
+        let mut fill = vec![0u16; n];
+        let placeholder = Port {
+            link: LinkIdx(0),
+            peer: NodeId(0),
+            peer_port: 0,
+        };
+        let mut ports = vec![placeholder; acc as usize];
+        for (i, l) in links.iter().enumerate() {
+            let (a, b) = (l.a.0 as usize, l.b.0 as usize);
+            let (pa, pb) = (fill[a], fill[b]);
+            ports[port_start[a] as usize + pa as usize] = Port {
+                link: LinkIdx(i as u32),
+                peer: l.b,
+                peer_port: pb,
+            };
+            ports[port_start[b] as usize + pb as usize] = Port {
+                link: LinkIdx(i as u32),
+                peer: l.a,
+                peer_port: pa,
+            };
+            fill[a] += 1;
+            fill[b] += 1;
+        }
+        let mut hosts = Vec::new();
+        let mut switches = Vec::new();
+        for (i, node) in nodes.iter().enumerate() {
+            match node.kind {
+                NodeKind::Host => {
+                    if degree[i] == 0 {
+                        return Err(TopologyError::plain(format!("host `{}` has no link", node.name)));
+                    }
+                    hosts.push(NodeId(i as u32));
+                }
+                NodeKind::Switch => switches.push(NodeId(i as u32)),
+            }
+        }
+        Ok(Topology {
+            nodes,
+            links,
+            port_start,
+            ports,
+            hosts,
+            switches,
+            by_name,
+        })
+    }
+
+    /// All nodes, indexed by [`NodeId`].
+    pub fn nodes(&self) -> &[NodeSpec] {
+        &self.nodes
+    }
+
+    /// All links, indexed by [`LinkIdx`].
+    pub fn links(&self) -> &[LinkSpec] {
+        &self.links
+    }
+
+    /// One node. Panics if `id` is not in this topology.
+    pub fn node(&self, id: NodeId) -> &NodeSpec {
+        &self.nodes[id.0 as usize]
+    }
+
+    /// One link. Panics if `idx` is not in this topology.
+    pub fn link(&self, idx: LinkIdx) -> &LinkSpec {
+        &self.links[idx.0 as usize]
+    }
+
+    /// A node's ports, numbered from 0 (empty for an unknown node).
+    pub fn ports(&self, node: NodeId) -> &[Port] {
+        let i = node.0 as usize;
+        if i + 1 >= self.port_start.len() {
+            return &[];
+        }
+        &self.ports[self.port_start[i] as usize..self.port_start[i + 1] as usize]
+    }
+
+    /// The hosts, in order (`h0`, `h1`, ... for built topologies).
+    pub fn hosts(&self) -> &[NodeId] {
+        &self.hosts
+    }
+
+    /// The switches, in node order.
+    pub fn switches(&self) -> &[NodeId] {
+        &self.switches
+    }
+
+    /// The node with this name.
+    pub fn find(&self, name: &str) -> Option<NodeId> {
+        self.by_name.get(name).copied()
+    }
+
+    /// Whether `id` is a host.
+    pub fn is_host(&self, id: NodeId) -> bool {
+        self.nodes.get(id.0 as usize).is_some_and(|n| n.kind == NodeKind::Host)
+    }
+
+    /// The link behind a host's port 0 (the one it uses), or `None` for a switch.
+    pub fn host_link(&self, host: NodeId) -> Option<&LinkSpec> {
+        if !self.is_host(host) {
+            return None;
+        }
+        self.ports(host).first().map(|p| self.link(p.link))
+    }
+
+    fn host_nodes(count: u32) -> Vec<NodeSpec> {
+        (0..count)
+            .map(|i| NodeSpec {
+                name: format!("h{i}"),
+                kind: NodeKind::Host,
+            })
+            .collect()
+    }
+
+    fn switch_nodes(nodes: &mut Vec<NodeSpec>, prefix: &str, count: u32) -> u32 {
+        let first = nodes.len() as u32;
+        nodes.extend((0..count).map(|i| NodeSpec {
+            name: format!("{prefix}{i}"),
+            kind: NodeKind::Switch,
+        }));
+        first
+    }
+
+    fn positive(what: &str, v: u32) -> Result<(), TopologyError> {
+        if v == 0 {
+            Err(TopologyError::plain(format!("{what} must be at least 1")))
+        } else {
+            Ok(())
+        }
+    }
+
+    /// `hosts` hosts on one switch (`switch0`); the switch's port `i` leads to host `hi`.
+    pub fn star(hosts: u32, link: LinkConfig) -> Result<Topology, TopologyError> {
+        Self::positive("hosts", hosts)?;
+        let mut nodes = Self::host_nodes(hosts);
+        let sw = Self::switch_nodes(&mut nodes, "switch", 1);
+        let links = (0..hosts)
+            .map(|h| LinkSpec {
+                a: NodeId(h),
+                b: NodeId(sw),
+                cfg: link,
+            })
+            .collect();
+        Topology::new(nodes, links)
+    }
+
+    /// Two switches joined by `bottleneck`: hosts `h0..h{left-1}` on `switch0` (its ports
+    /// `0..left`) and the next `right` hosts on `switch1`; the bottleneck is the last port of
+    /// each switch.
+    pub fn dumbbell(
+        left: u32,
+        right: u32,
+        access: LinkConfig,
+        bottleneck: LinkConfig,
+    ) -> Result<Topology, TopologyError> {
+        Self::positive("left", left)?;
+        Self::positive("right", right)?;
+        let mut nodes = Self::host_nodes(left + right);
+        let s0 = Self::switch_nodes(&mut nodes, "switch", 2);
+        let mut links: Vec<LinkSpec> = (0..left + right)
+            .map(|h| LinkSpec {
+                a: NodeId(h),
+                b: NodeId(if h < left { s0 } else { s0 + 1 }),
+                cfg: access,
+            })
+            .collect();
+        links.push(LinkSpec {
+            a: NodeId(s0),
+            b: NodeId(s0 + 1),
+            cfg: bottleneck,
+        });
+        Topology::new(nodes, links)
+    }
+
+    /// A two-tier Clos: `leaves` leaf switches with `hosts_per_leaf` hosts each, every leaf
+    /// linked to every one of `spines` spine switches. Leaf `l` has hosts on ports
+    /// `0..hosts_per_leaf` and spine `s` on port `hosts_per_leaf + s`; spine port `l` leads to
+    /// leaf `l`.
+    pub fn leaf_spine(
+        leaves: u32,
+        spines: u32,
+        hosts_per_leaf: u32,
+        host_link: LinkConfig,
+        fabric_link: LinkConfig,
+    ) -> Result<Topology, TopologyError> {
+        Self::positive("leaves", leaves)?;
+        Self::positive("spines", spines)?;
+        Self::positive("hosts_per_leaf", hosts_per_leaf)?;
+        let hosts = leaves
+            .checked_mul(hosts_per_leaf)
+            .ok_or_else(|| TopologyError::plain("too many hosts"))?;
+        let mut nodes = Self::host_nodes(hosts);
+        let leaf0 = Self::switch_nodes(&mut nodes, "leaf", leaves);
+        let spine0 = Self::switch_nodes(&mut nodes, "spine", spines);
+        let mut links = Vec::with_capacity(hosts as usize + (leaves * spines) as usize);
+        for h in 0..hosts {
+            links.push(LinkSpec {
+                a: NodeId(h),
+                b: NodeId(leaf0 + h / hosts_per_leaf),
+                cfg: host_link,
+            });
+        }
+        for l in 0..leaves {
+            for s in 0..spines {
+                links.push(LinkSpec {
+                    a: NodeId(leaf0 + l),
+                    b: NodeId(spine0 + s),
+                    cfg: fabric_link,
+                });
+            }
+        }
+        Topology::new(nodes, links)
+    }
+
+    /// The k-ary fat tree of Al-Fares et al. (SIGCOMM 2008): `k` pods of `k/2` edge and `k/2`
+    /// aggregation switches, `(k/2)^2` core switches, `k^3/4` hosts (`k/2` per edge switch),
+    /// `5k^2/4` switches. `k` must be even.
+    ///
+    /// Ports: edge switch ports `0..k/2` lead to its hosts and `k/2 + j` to its pod's
+    /// aggregation switch `j`; aggregation switch ports `0..k/2` lead to its pod's edge switches
+    /// and `k/2 + c` to core `j*k/2 + c` (for aggregation switch `j` of its pod); core port `p`
+    /// leads to pod `p`.
+    pub fn fat_tree(k: u32, host_link: LinkConfig, fabric_link: LinkConfig) -> Result<Topology, TopologyError> {
+        if k < 2 || k % 2 != 0 || k > 256 {
+            return Err(TopologyError::plain(format!(
+                "fat-tree k must be even and between 2 and 256, got {k}"
+            )));
+        }
+        let h = k / 2;
+        let hosts = k * h * h;
+        let mut nodes = Self::host_nodes(hosts);
+        nodes.reserve((5 * k * k / 4) as usize);
+        let edge0 = Self::switch_nodes(&mut nodes, "edge", k * h);
+        let agg0 = Self::switch_nodes(&mut nodes, "agg", k * h);
+        let core0 = Self::switch_nodes(&mut nodes, "core", h * h);
+        let mut links = Vec::with_capacity((3 * hosts) as usize);
+        for host in 0..hosts {
+            links.push(LinkSpec {
+                a: NodeId(host),
+                b: NodeId(edge0 + host / h),
+                cfg: host_link,
+            });
+        }
+        for pod in 0..k {
+            for e in 0..h {
+                for a in 0..h {
+                    links.push(LinkSpec {
+                        a: NodeId(edge0 + pod * h + e),
+                        b: NodeId(agg0 + pod * h + a),
+                        cfg: fabric_link,
+                    });
+                }
+            }
+        }
+        for pod in 0..k {
+            for a in 0..h {
+                for c in 0..h {
+                    links.push(LinkSpec {
+                        a: NodeId(agg0 + pod * h + a),
+                        b: NodeId(core0 + a * h + c),
+                        cfg: fabric_link,
+                    });
+                }
+            }
+        }
+        Topology::new(nodes, links)
+    }
+
+    /// Reads a custom graph from TOML text (`file_name` is used in errors):
+    ///
+    /// ```toml
+    /// [[node]]
+    /// name = "h0"
+    /// kind = "host"        # or "switch"
+    ///
+    /// [[link]]
+    /// a = "h0"
+    /// b = "s0"
+    /// rate = "10Gbps"
+    /// delay = "1us"
+    /// framing_overhead = 24  # optional, bytes (default 24: Ethernet)
+    /// ```
+    ///
+    /// Links are numbered, and ports assigned, in file order.
+    pub fn from_graph_file(text: &str, file_name: &str) -> Result<Topology, TopologyError> {
+        #[derive(Deserialize)]
+        #[serde(rename_all = "lowercase")]
+        enum RawKind {
+            Host,
+            Switch,
+        }
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct RawNode {
+            name: toml::Spanned<String>,
+            kind: RawKind,
+        }
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct RawLink {
+            a: toml::Spanned<String>,
+            b: toml::Spanned<String>,
+            rate: toml::Spanned<RateArg>,
+            delay: TimeArg,
+            framing_overhead: Option<u32>,
+        }
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct RawGraph {
+            #[serde(default)]
+            node: Vec<RawNode>,
+            #[serde(default)]
+            link: Vec<RawLink>,
+        }
+        let err = |span: Option<std::ops::Range<usize>>, message: String| TopologyError {
+            file: Some(file_name.to_string()),
+            line: span.map(|s| line_at(text, s.start)),
+            message,
+        };
+        let raw: RawGraph = toml::from_str(text).map_err(|e| err(e.span(), e.message().to_string()))?;
+        let mut by_name: FxHashMap<&str, NodeId> = FxHashMap::default();
+        let mut nodes = Vec::with_capacity(raw.node.len());
+        for n in &raw.node {
+            let name = n.name.get_ref();
+            if name.is_empty() {
+                return Err(err(Some(n.name.span()), "empty node name".into()));
+            }
+            if by_name.insert(name, NodeId(nodes.len() as u32)).is_some() {
+                return Err(err(Some(n.name.span()), format!("node name `{name}` used twice")));
+            }
+            nodes.push(NodeSpec {
+                name: name.clone(),
+                kind: match n.kind {
+                    RawKind::Host => NodeKind::Host,
+                    RawKind::Switch => NodeKind::Switch,
+                },
+            });
+        }
+        let mut links = Vec::with_capacity(raw.link.len());
+        for l in &raw.link {
+            let end = |s: &toml::Spanned<String>| {
+                by_name
+                    .get(s.get_ref().as_str())
+                    .copied()
+                    .ok_or_else(|| err(Some(s.span()), format!("link names unknown node `{}`", s.get_ref())))
+            };
+            let (a, b) = (end(&l.a)?, end(&l.b)?);
+            if a == b {
+                return Err(err(Some(l.b.span()), format!("link joins `{}` to itself", l.a.get_ref())));
+            }
+            if l.rate.get_ref().0 == 0 {
+                return Err(err(Some(l.rate.span()), "link rate must be above 0".into()));
+            }
+            links.push(LinkSpec {
+                a,
+                b,
+                cfg: LinkConfig {
+                    rate_bps: l.rate.get_ref().0,
+                    delay: l.delay.0,
+                    framing_overhead: l.framing_overhead.unwrap_or(LinkConfig::default().framing_overhead),
+                },
+            });
+        }
+        if !nodes.iter().any(|n| n.kind == NodeKind::Host) {
+            return Err(err(None, "the graph has no host".into()));
+        }
+        Topology::new(nodes, links).map_err(|mut e| {
+            // Point at the node's definition where the message names one.
+            e.line = raw
+                .node
+                .iter()
+                .find(|n| e.message.contains(&format!("`{}`", n.name.get_ref())))
+                .map(|n| line_at(text, n.name.span().start));
+            e.file = Some(file_name.to_string());
+            e
+        })
+    }
+}
+
+/// 1-based line of byte `offset` in `text`.
+pub(crate) fn line_at(text: &str, offset: usize) -> usize {
+    let end = offset.min(text.len());
+    1 + text.as_bytes()[..end].iter().filter(|&&b| b == b'\n').count()
+}
+
+const NO_INDEX: u32 = u32::MAX;
+
+/// Shortest-path ECMP routing: for every switch and destination host, the egress ports that
+/// lie on a shortest path (counted in hops).
+///
+/// Stored compactly: one `u32` set id per (switch, host) pair, and each distinct port set once
+/// in a shared list (a k = 16 fat tree has 320 x 1,024 pairs but only a few dozen distinct
+/// sets, about 1.3 MB in all).
+#[derive(Debug, Clone)]
+pub struct Routing {
+    /// NodeId -> switch index (or `NO_INDEX`).
+    switch_index: Vec<u32>,
+    /// NodeId -> host index (or `NO_INDEX`).
+    host_index: Vec<u32>,
+    hosts: usize,
+    /// `table[switch index * hosts + host index]` = set id.
+    table: Vec<u32>,
+    /// Set id -> (offset, len) in `port_list`. Set 0 is the empty set (no route).
+    sets: Vec<(u32, u16)>,
+    port_list: Vec<u16>,
+}
+
+impl Routing {
+    /// Computes the tables: one breadth-first search per destination host, O(V + E) each.
+    /// Hosts other than the destination are never expanded (they do not forward), and a
+    /// destination host is entered only through its port 0.
+    pub fn compute(topo: &Topology) -> Routing {
+        let n = topo.nodes().len();
+        let hosts = topo.hosts();
+        let switches = topo.switches();
+        let mut switch_index = vec![NO_INDEX; n];
+        for (i, s) in switches.iter().enumerate() {
+            switch_index[s.0 as usize] = i as u32;
+        }
+        let mut host_index = vec![NO_INDEX; n];
+        for (i, h) in hosts.iter().enumerate() {
+            host_index[h.0 as usize] = i as u32;
+        }
+        let mut table = vec![0u32; switches.len() * hosts.len()];
+        let mut sets: Vec<(u32, u16)> = vec![(0, 0)];
+        let mut port_list: Vec<u16> = Vec::new();
+        let mut interned: FxHashMap<Vec<u16>, u32> = FxHashMap::default();
+        interned.insert(Vec::new(), 0);
+
+        const UNSEEN: u32 = u32::MAX;
+        let mut dist = vec![UNSEEN; n];
+        let mut queue: Vec<u32> = Vec::with_capacity(n);
+        let mut scratch: Vec<u16> = Vec::new();
+        for (hi, &dst) in hosts.iter().enumerate() {
+            dist.fill(UNSEEN);
+            queue.clear();
+            dist[dst.0 as usize] = 0;
+            queue.push(dst.0);
+            let mut head = 0;
+            while head < queue.len() {
+                let u = queue[head];
+                head += 1;
+                let ports = topo.ports(NodeId(u));
+                let ports = if u == dst.0 {
+                    &ports[..ports.len().min(1)]
+                } else if host_index[u as usize] != NO_INDEX {
+                    continue; // hosts do not forward
+                } else {
+                    ports
+                };
+                let du = dist[u as usize];
+                for p in ports {
+                    let v = p.peer.0 as usize;
+                    if dist[v] == UNSEEN {
+                        dist[v] = du + 1;
+                        queue.push(p.peer.0);
+                    }
+                }
+            }
+            for (si, &s) in switches.iter().enumerate() {
+                let ds = dist[s.0 as usize];
+                let id = if ds == UNSEEN {
+                    0
+                } else {
+                    scratch.clear();
+                    for (pi, p) in topo.ports(s).iter().enumerate() {
+                        let v = p.peer;
+                        let via = if v == dst {
+                            p.peer_port == 0
+                        } else {
+                            switch_index[v.0 as usize] != NO_INDEX
+                        };
+                        if via && dist[v.0 as usize].wrapping_add(1) == ds {
+                            scratch.push(pi as u16);
+                        }
+                    }
+                    match interned.get(scratch.as_slice()) {
+                        Some(&id) => id,
+                        None => {
+                            let id = sets.len() as u32;
+                            sets.push((port_list.len() as u32, scratch.len() as u16));
+                            port_list.extend_from_slice(&scratch);
+                            interned.insert(scratch.clone(), id);
+                            id
+                        }
+                    }
+                };
+                table[si * hosts.len() + hi] = id;
+            }
+        }
+        Routing {
+            switch_index,
+            host_index,
+            hosts: hosts.len(),
+            table,
+            sets,
+            port_list,
+        }
+    }
+
+    /// The egress ports of `switch` on shortest paths to `dst_host`, in port order. Empty when
+    /// there is no route, or when `switch` is not a switch or `dst_host` not a host. (Hosts
+    /// always send on port 0.)
+    pub fn next_ports(&self, switch: NodeId, dst_host: NodeId) -> &[u16] {
+        let si = self.switch_index.get(switch.0 as usize).copied().unwrap_or(NO_INDEX);
+        let hi = self.host_index.get(dst_host.0 as usize).copied().unwrap_or(NO_INDEX);
+        if si == NO_INDEX || hi == NO_INDEX {
+            return &[];
+        }
+        let (off, len) = self.sets[self.table[si as usize * self.hosts + hi as usize] as usize];
+        &self.port_list[off as usize..off as usize + len as usize]
+    }
+
+    /// The ECMP choice among [`next_ports`](Self::next_ports) for a flow: `flow_hash` (e.g. a
+    /// hash of the 5-tuple) is mixed with the switch id, so consecutive switches do not all
+    /// make the same choice (hash polarisation), and mapped onto the set. `None` when there is
+    /// no route.
+    pub fn ecmp_port(&self, switch: NodeId, dst_host: NodeId, flow_hash: u64) -> Option<u16> {
+        let set = self.next_ports(switch, dst_host);
+        match set.len() {
+            0 => None,
+            1 => Some(set[0]),
+            len => {
+                let h = mix64(flow_hash ^ u64::from(switch.0).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+                Some(set[((u128::from(h) * len as u128) >> 64) as usize])
+            }
+        }
+    }
+
+    /// Number of distinct port sets (the empty set included).
+    pub fn distinct_sets(&self) -> usize {
+        self.sets.len()
+    }
+
+    /// Approximate heap bytes held by the tables.
+    pub fn memory_bytes(&self) -> usize {
+        4 * (self.switch_index.len() + self.host_index.len() + self.table.len())
+            + 8 * self.sets.len()
+            + 2 * self.port_list.len()
+    }
+}
+
+/// SplitMix64's finaliser: a fast, well-mixed 64-bit hash.
+fn mix64(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::time::US;
+
+    fn link(gbps: u64) -> LinkConfig {
+        LinkConfig {
+            rate_bps: gbps * 1_000_000_000,
+            delay: US,
+            framing_overhead: 24,
+        }
+    }
+
+    /// Every port's peer port points back at it over the same link.
+    fn check_ports(t: &Topology) {
+        for (i, _) in t.nodes().iter().enumerate() {
+            let me = NodeId(i as u32);
+            for (pi, p) in t.ports(me).iter().enumerate() {
+                let back = t.ports(p.peer)[p.peer_port as usize];
+                assert_eq!(back.peer, me);
+                assert_eq!(back.peer_port as usize, pi);
+                assert_eq!(back.link, p.link);
+                let l = t.link(p.link);
+                assert!((l.a == me && l.b == p.peer) || (l.b == me && l.a == p.peer));
+            }
+        }
+        for &h in t.hosts() {
+            assert_eq!(t.ports(h).len(), 1);
+        }
+    }
+
+    #[test]
+    fn star_counts() {
+        let t = Topology::star(8, link(10)).unwrap();
+        assert_eq!(t.nodes().len(), 9);
+        assert_eq!(t.links().len(), 8);
+        assert_eq!(t.hosts().len(), 8);
+        let sw = t.find("switch0").unwrap();
+        assert_eq!(t.ports(sw).len(), 8);
+        assert_eq!(t.ports(sw)[3].peer, t.find("h3").unwrap());
+        assert_eq!(t.hosts()[5], NodeId(5));
+        assert_eq!(t.node(NodeId(5)).name, "h5");
+        check_ports(&t);
+        let r = Routing::compute(&t);
+        for h in 0..8 {
+            assert_eq!(r.next_ports(sw, NodeId(h)), &[h as u16]);
+        }
+        assert!(Topology::star(0, link(10)).is_err());
+    }
+
+    #[test]
+    fn dumbbell_routes() {
+        let t = Topology::dumbbell(3, 2, link(10), link(1)).unwrap();
+        assert_eq!(t.nodes().len(), 7);
+        assert_eq!(t.links().len(), 6);
+        let (s0, s1) = (t.find("switch0").unwrap(), t.find("switch1").unwrap());
+        assert_eq!(t.ports(s0).len(), 4);
+        assert_eq!(t.ports(s1).len(), 3);
+        assert_eq!(t.link(t.ports(s0)[3].link).cfg.rate_bps, 1_000_000_000);
+        check_ports(&t);
+        let r = Routing::compute(&t);
+        assert_eq!(r.next_ports(s0, NodeId(1)), &[1]);
+        assert_eq!(r.next_ports(s0, NodeId(4)), &[3]);
+        assert_eq!(r.next_ports(s1, NodeId(0)), &[2]);
+        assert_eq!(r.next_ports(s1, NodeId(4)), &[1]);
+        assert_eq!(r.ecmp_port(s0, NodeId(4), 12345), Some(3));
+        // Not a switch / not a host: no route.
+        assert_eq!(r.next_ports(NodeId(0), NodeId(4)), &[] as &[u16]);
+        assert_eq!(r.next_ports(s0, s1), &[] as &[u16]);
+        assert_eq!(r.ecmp_port(s0, s1, 1), None);
+    }
+
+    #[test]
+    fn leaf_spine_counts_and_ecmp() {
+        let t = Topology::leaf_spine(4, 2, 3, link(10), link(40)).unwrap();
+        assert_eq!(t.hosts().len(), 12);
+        assert_eq!(t.switches().len(), 6);
+        assert_eq!(t.links().len(), 12 + 8);
+        let leaf1 = t.find("leaf1").unwrap();
+        let spine1 = t.find("spine1").unwrap();
+        assert_eq!(t.ports(leaf1).len(), 5);
+        assert_eq!(t.ports(spine1).len(), 4);
+        assert_eq!(t.ports(leaf1)[4].peer, spine1);
+        assert_eq!(t.ports(spine1)[1].peer, leaf1);
+        check_ports(&t);
+        let r = Routing::compute(&t);
+        // Host 0 is on leaf0: from leaf1 both spines are equal-cost.
+        assert_eq!(r.next_ports(leaf1, NodeId(0)), &[3, 4]);
+        assert_eq!(r.next_ports(leaf1, NodeId(4)), &[1]);
+        assert_eq!(r.next_ports(spine1, NodeId(0)), &[0]);
+        // ECMP spreads flows over both spines.
+        let mut seen = [0u32; 5];
+        for f in 0..1000u64 {
+            seen[r.ecmp_port(leaf1, NodeId(0), f).unwrap() as usize] += 1;
+        }
+        assert!(seen[3] > 400 && seen[4] > 400, "{seen:?}");
+    }
+
+    #[test]
+    fn fat_tree_k4_paths() {
+        let t = Topology::fat_tree(4, link(10), link(10)).unwrap();
+        assert_eq!(t.hosts().len(), 16);
+        assert_eq!(t.switches().len(), 20);
+        assert_eq!(t.links().len(), 48);
+        for &s in t.switches() {
+            assert_eq!(t.ports(s).len(), 4, "{}", t.node(s).name);
+        }
+        check_ports(&t);
+        let r = Routing::compute(&t);
+        let edge0 = t.find("edge0").unwrap();
+        let agg0 = t.find("agg0").unwrap();
+        let core0 = t.find("core0").unwrap();
+        // edge0 holds h0, h1; edge1 (same pod) h2, h3; pod 1 starts at h4.
+        assert_eq!(r.next_ports(edge0, NodeId(1)), &[1]);
+        assert_eq!(r.next_ports(edge0, NodeId(2)), &[2, 3]); // up to either agg
+        assert_eq!(r.next_ports(edge0, NodeId(4)), &[2, 3]);
+        assert_eq!(r.next_ports(agg0, NodeId(2)), &[1]); // down to edge1
+        assert_eq!(r.next_ports(agg0, NodeId(4)), &[2, 3]); // up to either core
+        assert_eq!(r.next_ports(core0, NodeId(4)), &[1]); // down to pod 1
+        assert_eq!(r.next_ports(core0, NodeId(15)), &[3]);
+        for &s in t.switches() {
+            for &h in t.hosts() {
+                assert!(!r.next_ports(s, h).is_empty());
+            }
+        }
+    }
+
+    #[test]
+    fn fat_tree_k16_is_lean() {
+        let t = Topology::fat_tree(16, link(100), link(100)).unwrap();
+        assert_eq!(t.hosts().len(), 1024);
+        assert_eq!(t.switches().len(), 320);
+        assert_eq!(t.links().len(), 1024 * 3);
+        let r = Routing::compute(&t);
+        assert!(r.distinct_sets() < 64, "{}", r.distinct_sets());
+        assert!(r.memory_bytes() < 2 << 20, "{}", r.memory_bytes());
+        let core = t.find("core63").unwrap();
+        assert_eq!(r.next_ports(core, NodeId(1023)), &[15]);
+        assert_eq!(r.next_ports(t.find("edge0").unwrap(), NodeId(1023)).len(), 8);
+        assert!(Topology::fat_tree(5, link(1), link(1)).is_err());
+        assert!(Topology::fat_tree(0, link(1), link(1)).is_err());
+    }
+
+    const GRAPH: &str = r#"
+[[node]]
+name = "a"
+kind = "host"
+[[node]]
+name = "b"
+kind = "host"
+[[node]]
+name = "s"
+kind = "switch"
+[[node]]
+name = "t"
+kind = "switch"
+
+[[link]]
+a = "a"
+b = "s"
+rate = "10Gbps"
+delay = "1us"
+[[link]]
+a = "s"
+b = "t"
+rate = "40Gbps"
+delay = "2us"
+framing_overhead = 2
+[[link]]
+a = "b"
+b = "t"
+rate = "10Gbps"
+delay = "1us"
+[[link]]
+a = "b"
+b = "s"
+rate = "10Gbps"
+delay = "1us"
+"#;
+
+    #[test]
+    fn graph_file() {
+        let t = Topology::from_graph_file(GRAPH, "g.toml").unwrap();
+        assert_eq!(t.hosts(), &[NodeId(0), NodeId(1)]);
+        assert_eq!(t.links()[1].cfg.framing_overhead, 2);
+        assert_eq!(t.links()[1].cfg.delay, 2 * US);
+        check_ports_graph(&t);
+        let r = Routing::compute(&t);
+        let (s, tt) = (t.find("s").unwrap(), t.find("t").unwrap());
+        // b is multi-homed (t first, then s): it is reached through its port 0 (t) only.
+        assert_eq!(r.next_ports(s, NodeId(1)), &[1]);
+        assert_eq!(r.next_ports(tt, NodeId(1)), &[1]);
+        assert_eq!(r.next_ports(tt, NodeId(0)), &[0]);
+    }
+
+    fn check_ports_graph(t: &Topology) {
+        for (i, _) in t.nodes().iter().enumerate() {
+            let me = NodeId(i as u32);
+            for (pi, p) in t.ports(me).iter().enumerate() {
+                let back = t.ports(p.peer)[p.peer_port as usize];
+                assert_eq!((back.peer, back.peer_port as usize), (me, pi));
+            }
+        }
+    }
+
+    #[test]
+    fn graph_file_errors() {
+        let e = |text: &str| Topology::from_graph_file(text, "g.toml").unwrap_err().to_string();
+        let bad = GRAPH.replace("a = \"s\"\nb = \"t\"", "a = \"s\"\nb = \"u\"");
+        assert_eq!(e(&bad), "g.toml:22: link names unknown node `u`");
+        let bad = GRAPH.replace("rate = \"40Gbps\"", "rate = \"40 parsecs\"");
+        assert!(e(&bad).starts_with("g.toml:23: expected a rate like 10Gbps, got \"40 parsecs\""), "{}", e(&bad));
+        let bad = GRAPH.replace("delay = \"2us\"", "delay = \"2us\"\ncolour = \"red\"");
+        assert!(e(&bad).starts_with("g.toml:25: unknown field `colour`"), "{}", e(&bad));
+        let bad = GRAPH.replace("name = \"b\"", "name = \"a\"");
+        assert_eq!(e(&bad), "g.toml:6: node name `a` used twice");
+        let bad = GRAPH.replace("kind = \"switch\"", "kind = \"router\"");
+        assert!(e(&bad).starts_with("g.toml:10: unknown variant `router`"), "{}", e(&bad));
+        let bad = GRAPH.replace("a = \"b\"\nb = \"t\"", "a = \"b\"\nb = \"b\"");
+        assert_eq!(e(&bad), "g.toml:28: link joins `b` to itself");
+        let bad = format!("{GRAPH}\n[[node]]\nname = \"c\"\nkind = \"host\"\n");
+        assert_eq!(e(&bad), "g.toml:38: host `c` has no link");
+        let bad = GRAPH.replace("delay = \"2us\"\n", "");
+        assert!(e(&bad).contains("missing field `delay`"), "{}", e(&bad));
+        assert_eq!(e(""), "g.toml: the graph has no host");
+    }
+}

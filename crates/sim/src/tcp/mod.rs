@@ -1,1 +1,227 @@
-//! (being written)
+//! A sans-IO TCP endpoint for the simulator.
+//!
+//! [`TcpEndpoint`] is a deterministic state machine: every call takes the current simulated
+//! time and an input (an application request, a packet, a timer expiry) and appends its outputs
+//! (packets to transmit, [`TcpEvent`]s for the application) to a caller-owned [`TcpOutput`].
+//! It reads no clock and draws no random number; [`TcpEndpoint::next_timer`] tells the caller
+//! when to call [`TcpEndpoint::on_timer`] next. Payload bytes are not carried, only sequence
+//! space.
+//!
+//! What it implements (the RFCs are the specification):
+//!
+//! * connection setup and teardown (RFC 9293/793): SYN, SYN-ACK, ACK with MSS, SACK-permitted,
+//!   timestamp and ECN negotiation; SYN and SYN-ACK retransmission with exponential backoff from
+//!   `init_rto`; FIN after all queued data; RST;
+//! * slow start and congestion avoidance (RFC 5681) with byte counting (RFC 3465, L = 2 SMSS),
+//!   limited transmit (RFC 3042), NewReno fast retransmit / fast recovery (RFC 6582);
+//! * SACK (RFC 2018) and SACK-based loss recovery (RFC 6675: IsLost, NextSeg rules 1-4, pipe)
+//!   with an interval-set scoreboard whose per-ACK cost is O(SACK blocks x log n);
+//! * RTO (RFC 6298) with timestamps (RFC 7323) or Karn's algorithm, exponential backoff,
+//!   go-back-N after a timeout;
+//! * cumulative and delayed ACKs (RFC 5681 §4.2), immediate ACKs for out-of-order and
+//!   gap-filling data, a receive window of `rcv_buf` less the out-of-order bytes held, and
+//!   zero-window probing;
+//! * ECN (RFC 3168) and DCTCP (RFC 8257), congestion control behind [`CongestionControl`].
+//!
+//! The SYN options travel in the [`Packet`]'s otherwise unused first SACK slot, see
+//! [`SynOptions`].
+
+mod cc;
+mod endpoint;
+mod intervals;
+mod seq;
+#[cfg(test)]
+mod tests;
+
+pub use cc::{new_congestion_control, AckInfo, CongestionControl, Dctcp, NewReno};
+pub use endpoint::{TcpEndpoint, CLOCK_GRANULARITY};
+
+use crate::packet::{FlowId, NodeId, Packet};
+use crate::time::Time;
+
+/// Who a connection is between, as seen from one end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct FlowIds {
+    /// The flow this connection belongs to (copied into every packet).
+    pub flow: FlowId,
+    /// This host.
+    pub local: NodeId,
+    /// The peer host.
+    pub remote: NodeId,
+    /// This end's port.
+    pub local_port: u16,
+    /// The peer's port.
+    pub remote_port: u16,
+}
+
+impl FlowIds {
+    /// The same connection seen from the other end.
+    pub fn reversed(&self) -> FlowIds {
+        FlowIds {
+            flow: self.flow,
+            local: self.remote,
+            remote: self.local,
+            local_port: self.remote_port,
+            remote_port: self.local_port,
+        }
+    }
+}
+
+/// Why a connection failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FailReason {
+    /// The SYN (or SYN-ACK) was retransmitted `syn_retries` times without an answer.
+    SynRetriesExhausted,
+    /// `data_retries` consecutive retransmission timeouts passed without progress.
+    DataRetriesExhausted,
+    /// The peer reset the connection.
+    Reset,
+}
+
+/// Something the application should know about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TcpEvent {
+    /// The three-way handshake completed.
+    Connected,
+    /// More in-order bytes were delivered; `total` counts all delivered so far.
+    Delivered {
+        /// In-order bytes delivered to the application since the connection opened.
+        total: u64,
+    },
+    /// Every byte the application wrote so far has been acknowledged.
+    SendComplete,
+    /// The peer's FIN arrived (after all its data): it will send nothing more.
+    PeerClosed,
+    /// Both directions are closed: our FIN was acknowledged and the peer's FIN received.
+    Closed,
+    /// The connection failed; the endpoint is inert from now on.
+    Failed(FailReason),
+}
+
+/// What one call produced. The caller drains or clears it between calls; endpoints only append.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TcpOutput {
+    /// Packets to transmit, in order.
+    pub packets: Vec<Packet>,
+    /// Events for the application, in order.
+    pub events: Vec<TcpEvent>,
+}
+
+impl TcpOutput {
+    /// An empty output.
+    pub fn new() -> TcpOutput {
+        TcpOutput::default()
+    }
+    /// Empties both lists, keeping their memory.
+    pub fn clear(&mut self) {
+        self.packets.clear();
+        self.events.clear();
+    }
+}
+
+/// Counters of one endpoint (both its sending and its receiving half).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TcpStats {
+    /// Payload bytes transmitted, retransmissions included.
+    pub bytes_sent: u64,
+    /// Payload bytes retransmitted (any cause).
+    pub bytes_retransmitted: u64,
+    /// Segments transmitted of any kind (SYN, data, pure ACK, FIN, RST, probes).
+    pub segments_sent: u64,
+    /// Segments carrying payload.
+    pub data_segments_sent: u64,
+    /// Pure ACKs: no payload and no SYN, FIN or RST.
+    pub pure_acks_sent: u64,
+    /// Data (or FIN) segments retransmitted, any cause.
+    pub retransmits: u64,
+    /// Retransmissions that started a fast recovery (one per recovery episode).
+    pub fast_retransmits: u64,
+    /// Fast recovery episodes (NewReno or SACK).
+    pub fast_recoveries: u64,
+    /// Retransmission timeouts while data was outstanding.
+    pub data_timeouts: u64,
+    /// SYN or SYN-ACK retransmission timeouts.
+    pub syn_timeouts: u64,
+    /// Duplicate ACKs received.
+    pub dupacks_received: u64,
+    /// Data segments that arrived above a hole.
+    pub out_of_order_arrivals: u64,
+    /// Data segments whose bytes had all arrived before.
+    pub duplicate_arrivals: u64,
+    /// In-order payload bytes delivered to the application.
+    pub bytes_delivered: u64,
+    /// Packets received with the CE codepoint.
+    pub ecn_marks_received: u64,
+    /// ACKs received with ECE (when ECN is in use).
+    pub ece_received: u64,
+    /// cwnd reductions in response to ECE.
+    pub ecn_reductions: u64,
+    /// DCTCP's alpha (1.0 at start; stays 0 for other algorithms).
+    pub dctcp_alpha: f64,
+    /// RTT samples taken.
+    pub rtt_samples: u64,
+    /// Zero-window probes sent.
+    pub window_probes: u64,
+    /// When the first SYN was sent (active open) or received (passive open).
+    pub syn_sent_at: Option<Time>,
+    /// When the handshake completed.
+    pub established_at: Option<Time>,
+    /// When every byte the application wrote was first acknowledged in full.
+    pub send_complete_at: Option<Time>,
+    /// When the connection closed in both directions.
+    pub closed_at: Option<Time>,
+}
+
+/// The options of a SYN or SYN-ACK.
+///
+/// A [`Packet`] has no option fields, so a SYN carries these in its first SACK slot, which a
+/// SYN never uses otherwise (`sack_len` stays 0, so [`Packet::sack_blocks`] is empty):
+/// `sack[0].0` is the MSS, `sack[0].1` holds bit 0 = SACK-permitted, bit 1 = timestamps,
+/// bit 2 = window scale present and bits 8..16 = the window-scale shift. A pcap writer can
+/// rebuild the real options from it with [`SynOptions::from_packet`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SynOptions {
+    /// Maximum segment size offered.
+    pub mss: u32,
+    /// SACK-permitted option present.
+    pub sack_permitted: bool,
+    /// Timestamps option present.
+    pub timestamps: bool,
+    /// Window-scale shift offered, if any.
+    pub window_scale: Option<u8>,
+}
+
+impl SynOptions {
+    /// Decodes the options of a SYN or SYN-ACK; `None` when the packet carries none (an MSS of
+    /// 0), in which case RFC 9293's default MSS of 536 applies.
+    pub fn from_packet(p: &Packet) -> Option<SynOptions> {
+        let (mss, bits) = p.sack[0];
+        if mss == 0 {
+            return None;
+        }
+        Some(SynOptions {
+            mss,
+            sack_permitted: bits & 1 != 0,
+            timestamps: bits & 2 != 0,
+            window_scale: (bits & 4 != 0).then_some(((bits >> 8) & 0xff) as u8),
+        })
+    }
+
+    /// Stores the options in a SYN or SYN-ACK.
+    pub fn write(&self, p: &mut Packet) {
+        let mut bits = u32::from(self.sack_permitted) | (u32::from(self.timestamps) << 1);
+        if let Some(ws) = self.window_scale {
+            bits |= 4 | (u32::from(ws) << 8);
+        }
+        p.sack[0] = (self.mss, bits);
+        p.sack_len = 0;
+    }
+
+    /// Bytes of TCP options these take on the wire: MSS 4, window scale 3+NOP, SACK-permitted
+    /// 2+2 NOPs, timestamps 10+2 NOPs (at most 24, a multiple of 4).
+    pub fn wire_len(&self) -> u32 {
+        4 + if self.window_scale.is_some() { 4 } else { 0 }
+            + if self.sack_permitted { 4 } else { 0 }
+            + if self.timestamps { 12 } else { 0 }
+    }
+}

@@ -1,0 +1,405 @@
+//! Egress ports: strict-priority class queues with packet and byte limits, a shared switch
+//! buffer with static or dynamic (alpha) thresholds, DCTCP-style threshold marking and RED,
+//! drop reasons, and level watching for switch models.
+
+use crate::config::{BufferConfig, Marking, QueueConfig};
+use crate::packet::{Packet, PacketId};
+use crate::time::Time;
+use rand::Rng;
+use rand_pcg::Pcg64;
+use std::collections::VecDeque;
+use tandem_wire::ipv4::Ecn;
+
+/// Why a packet was dropped. Every drop in the simulator carries one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum DropReason {
+    /// The class queue held its packet limit.
+    QueuePackets,
+    /// The class queue held its byte limit.
+    QueueBytes,
+    /// The shared buffer was full.
+    BufferFull,
+    /// The queue was over its share of the shared buffer (static cap or dynamic alpha threshold).
+    BufferThreshold,
+    /// RED dropped it early (not ECN-capable, or ECN off).
+    RedEarly,
+    /// The switch had no route to the destination.
+    NoRoute,
+    /// A switch model (TCPU, TurboSwitch, ...) dropped it; the text says why.
+    Model(&'static str),
+}
+
+impl DropReason {
+    /// Short stable name, used in drops.csv and summary.json.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            DropReason::QueuePackets => "queue-packets",
+            DropReason::QueueBytes => "queue-bytes",
+            DropReason::BufferFull => "buffer-full",
+            DropReason::BufferThreshold => "buffer-threshold",
+            DropReason::RedEarly => "red-early",
+            DropReason::NoRoute => "no-route",
+            DropReason::Model(s) => s,
+        }
+    }
+}
+
+/// A switch's shared buffer occupancy.
+#[derive(Debug, Clone, Copy)]
+pub struct SharedBuffer {
+    /// Configuration.
+    pub cfg: BufferConfig,
+    /// Bytes held by all queues that draw on it.
+    pub used: u64,
+    /// Most bytes ever held.
+    pub peak: u64,
+}
+
+impl SharedBuffer {
+    /// A buffer with nothing in it.
+    pub fn new(cfg: BufferConfig) -> SharedBuffer {
+        SharedBuffer { cfg, used: 0, peak: 0 }
+    }
+
+    /// Whether a queue now holding `queue_bytes` may take `size` more bytes.
+    fn admit(&self, queue_bytes: u64, size: u64) -> Result<(), DropReason> {
+        match self.cfg {
+            BufferConfig::Dedicated => Ok(()),
+            BufferConfig::Static { bytes, static_bytes } => {
+                if self.used + size > bytes {
+                    Err(DropReason::BufferFull)
+                } else if queue_bytes + size > static_bytes {
+                    Err(DropReason::BufferThreshold)
+                } else {
+                    Ok(())
+                }
+            }
+            BufferConfig::Dynamic { bytes, alpha } => {
+                if self.used + size > bytes {
+                    return Err(DropReason::BufferFull);
+                }
+                let free = (bytes - self.used) as f64;
+                if (queue_bytes + size) as f64 > alpha * free {
+                    Err(DropReason::BufferThreshold)
+                } else {
+                    Ok(())
+                }
+            }
+        }
+    }
+}
+
+/// A packet waiting in a queue.
+#[derive(Debug, Clone, Copy)]
+pub struct Queued {
+    /// The packet.
+    pub pkt: PacketId,
+    /// Its size on the wire (without framing overhead).
+    pub size: u32,
+    /// When its last bit reached this node (cut-through can start before that).
+    pub last_bit: Time,
+    /// When it joined the queue.
+    pub enqueued: Time,
+}
+
+#[derive(Debug, Default, Clone)]
+struct ClassQueue {
+    q: VecDeque<Queued>,
+    bytes: u64,
+    red_avg: f64,
+    red_count: i64,
+}
+
+/// Counters of one egress port.
+#[derive(Debug, Default, Clone)]
+pub struct PortStats {
+    /// Packets that joined a queue.
+    pub enqueued: u64,
+    /// Packets sent.
+    pub tx_packets: u64,
+    /// Bytes sent (without framing).
+    pub tx_bytes: u64,
+    /// Packets marked CE here.
+    pub marked: u64,
+    /// Packets dropped here, by reason.
+    pub drops: Vec<(DropReason, u64, u64)>,
+    /// Largest total queue in bytes.
+    pub peak_bytes: u64,
+    /// Sum over dequeued packets of their queueing delay (for the mean).
+    pub queue_delay_sum: Time,
+}
+
+impl PortStats {
+    fn count_drop(&mut self, r: DropReason, size: u32) {
+        match self.drops.iter_mut().find(|(k, _, _)| *k == r) {
+            Some(e) => {
+                e.1 += 1;
+                e.2 += u64::from(size);
+            }
+            None => self.drops.push((r, 1, u64::from(size))),
+        }
+    }
+    /// Packets dropped here for any reason.
+    pub fn dropped(&self) -> u64 {
+        self.drops.iter().map(|d| d.1).sum()
+    }
+}
+
+/// What happened to a packet offered to a queue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Admission {
+    /// Queued; `marked` when it was marked CE on the way in.
+    Queued {
+        /// CE applied.
+        marked: bool,
+    },
+    /// Dropped, with the reason.
+    Dropped(DropReason),
+}
+
+/// The queues of one egress port.
+#[derive(Debug, Clone)]
+pub struct EgressQueues {
+    cfg: QueueConfig,
+    classes: Vec<ClassQueue>,
+    total_bytes: u64,
+    total_packets: u32,
+    /// Byte levels a switch model watches, ascending; see [`EgressQueues::level`].
+    watch: Vec<u64>,
+    /// Counters.
+    pub stats: PortStats,
+}
+
+impl EgressQueues {
+    /// Empty queues with this configuration (`classes` is clamped to 1..=8).
+    pub fn new(cfg: QueueConfig) -> EgressQueues {
+        let n = usize::from(cfg.classes.clamp(1, 8));
+        EgressQueues {
+            cfg,
+            classes: vec![ClassQueue::default(); n],
+            total_bytes: 0,
+            total_packets: 0,
+            watch: Vec::new(),
+            stats: PortStats::default(),
+        }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &QueueConfig {
+        &self.cfg
+    }
+    /// Bytes queued in all classes.
+    pub fn bytes(&self) -> u64 {
+        self.total_bytes
+    }
+    /// Packets queued in all classes.
+    pub fn packets(&self) -> u32 {
+        self.total_packets
+    }
+    /// Bytes queued in one class (0 for a class that does not exist).
+    pub fn class_bytes(&self, class: u8) -> u64 {
+        self.classes.get(usize::from(class)).map_or(0, |c| c.bytes)
+    }
+    /// Packets queued in one class.
+    pub fn class_packets(&self, class: u8) -> usize {
+        self.classes.get(usize::from(class)).map_or(0, |c| c.q.len())
+    }
+    /// Number of classes.
+    pub fn num_classes(&self) -> u8 {
+        self.classes.len() as u8
+    }
+
+    /// Sets the byte levels to watch (sorted and deduplicated here).
+    pub fn set_watch(&mut self, mut levels: Vec<u64>) {
+        levels.sort_unstable();
+        levels.dedup();
+        self.watch = levels;
+    }
+    /// How many watched levels the total queue is at or above (0 when below all).
+    pub fn level(&self) -> usize {
+        self.watch.partition_point(|&l| l <= self.total_bytes)
+    }
+
+    /// Offers a packet to class `class` (clamped to the last class). Applies the queue's
+    /// limits, the shared buffer's admission and the marking policy; on admission the packet
+    /// may be marked CE in place.
+    pub fn enqueue(
+        &mut self,
+        pkt_id: PacketId,
+        pkt: &mut Packet,
+        last_bit: Time,
+        now: Time,
+        buf: &mut SharedBuffer,
+        rng: &mut Pcg64,
+    ) -> Admission {
+        let ci = usize::from(pkt.class).min(self.classes.len() - 1);
+        let size = u64::from(pkt.size);
+        let cq = &self.classes[ci];
+        let verdict = if self.cfg.limit_packets > 0 && cq.q.len() as u64 >= u64::from(self.cfg.limit_packets) {
+            Err(DropReason::QueuePackets)
+        } else if self.cfg.limit_bytes > 0 && cq.bytes + size > self.cfg.limit_bytes {
+            Err(DropReason::QueueBytes)
+        } else {
+            buf.admit(cq.bytes, size)
+        };
+        if let Err(r) = verdict {
+            self.stats.count_drop(r, pkt.size);
+            return Admission::Dropped(r);
+        }
+        let ect = matches!(pkt.ecn, Ecn::Ect0 | Ecn::Ect1 | Ecn::Ce);
+        let mut marked = false;
+        match self.cfg.marking {
+            Marking::None => {}
+            Marking::Threshold { k_bytes } => {
+                if cq.bytes > k_bytes && ect {
+                    marked = true;
+                }
+            }
+            Marking::Red { min_bytes, max_bytes, max_p, weight, ecn } => {
+                let cq = &mut self.classes[ci];
+                cq.red_avg = (1.0 - weight) * cq.red_avg + weight * cq.bytes as f64;
+                let avg = cq.red_avg;
+                let congested = if avg < min_bytes as f64 {
+                    cq.red_count = -1;
+                    false
+                } else if avg >= max_bytes as f64 {
+                    cq.red_count = 0;
+                    true
+                } else {
+                    cq.red_count += 1;
+                    let span = (max_bytes.saturating_sub(min_bytes)).max(1) as f64;
+                    let pb = max_p * (avg - min_bytes as f64) / span;
+                    let denom = 1.0 - cq.red_count as f64 * pb;
+                    let pa = if denom <= 0.0 { 1.0 } else { pb / denom };
+                    if rng.random::<f64>() < pa {
+                        cq.red_count = 0;
+                        true
+                    } else {
+                        false
+                    }
+                };
+                if congested {
+                    if ecn && ect {
+                        marked = true;
+                    } else {
+                        self.stats.count_drop(DropReason::RedEarly, pkt.size);
+                        return Admission::Dropped(DropReason::RedEarly);
+                    }
+                }
+            }
+        }
+        if marked {
+            pkt.ecn = Ecn::Ce;
+            self.stats.marked += 1;
+        }
+        let cq = &mut self.classes[ci];
+        cq.q.push_back(Queued { pkt: pkt_id, size: pkt.size, last_bit, enqueued: now });
+        cq.bytes += size;
+        self.total_bytes += size;
+        self.total_packets += 1;
+        buf.used += size;
+        buf.peak = buf.peak.max(buf.used);
+        self.stats.enqueued += 1;
+        self.stats.peak_bytes = self.stats.peak_bytes.max(self.total_bytes);
+        Admission::Queued { marked }
+    }
+
+    /// Takes the next packet: the head of the highest-priority non-empty class.
+    pub fn dequeue(&mut self, now: Time, buf: &mut SharedBuffer) -> Option<Queued> {
+        let cq = self.classes.iter_mut().find(|c| !c.q.is_empty())?;
+        let e = cq.q.pop_front()?;
+        let size = u64::from(e.size);
+        cq.bytes -= size;
+        self.total_bytes -= size;
+        self.total_packets -= 1;
+        buf.used -= size;
+        self.stats.tx_packets += 1;
+        self.stats.tx_bytes += size;
+        self.stats.queue_delay_sum += now.saturating_sub(e.enqueued);
+        Some(e)
+    }
+
+    /// Counts a drop decided outside the queue (no route, a model's drop) against this port.
+    pub fn count_external_drop(&mut self, r: DropReason, size: u32) {
+        self.stats.count_drop(r, size);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+
+    fn pkt(size: u32, class: u8, ecn: Ecn) -> Packet {
+        Packet { size, class, ecn, ..Packet::default() }
+    }
+
+    #[test]
+    fn limits_priorities_and_reasons() {
+        let mut q = EgressQueues::new(QueueConfig { classes: 2, limit_packets: 2, ..QueueConfig::default() });
+        let mut buf = SharedBuffer::new(BufferConfig::Dedicated);
+        let mut rng = Pcg64::seed_from_u64(1);
+        for i in 0..3 {
+            let mut p = pkt(100, 1, Ecn::NotEct);
+            let a = q.enqueue(PacketId(i), &mut p, 0, 0, &mut buf, &mut rng);
+            assert_eq!(a, if i < 2 { Admission::Queued { marked: false } } else { Admission::Dropped(DropReason::QueuePackets) });
+        }
+        let mut hi = pkt(60, 0, Ecn::NotEct);
+        q.enqueue(PacketId(9), &mut hi, 0, 0, &mut buf, &mut rng);
+        assert_eq!(q.dequeue(1, &mut buf).unwrap().pkt, PacketId(9), "class 0 first");
+        assert_eq!(q.dequeue(1, &mut buf).unwrap().pkt, PacketId(0));
+        assert_eq!(q.stats.drops, vec![(DropReason::QueuePackets, 1, 100)]);
+        assert_eq!(q.bytes(), 100);
+    }
+
+    #[test]
+    fn dynamic_threshold_limits_one_queue_to_alpha_of_free() {
+        // 10 kB pool, alpha 1: a lone queue converges to half the pool.
+        let mut buf = SharedBuffer::new(BufferConfig::Dynamic { bytes: 10_000, alpha: 1.0 });
+        let mut q = EgressQueues::new(QueueConfig { limit_packets: 0, ..QueueConfig::default() });
+        let mut rng = Pcg64::seed_from_u64(1);
+        let mut admitted = 0;
+        for i in 0..100 {
+            let mut p = pkt(100, 0, Ecn::NotEct);
+            if let Admission::Queued { .. } = q.enqueue(PacketId(i), &mut p, 0, 0, &mut buf, &mut rng) {
+                admitted += 1;
+            }
+        }
+        assert_eq!(admitted, 50);
+        assert_eq!(q.stats.drops[0].0, DropReason::BufferThreshold);
+    }
+
+    #[test]
+    fn threshold_marking_marks_ect_above_k() {
+        let mut q = EgressQueues::new(QueueConfig {
+            limit_packets: 0,
+            marking: Marking::Threshold { k_bytes: 250 },
+            ..QueueConfig::default()
+        });
+        let mut buf = SharedBuffer::new(BufferConfig::Dedicated);
+        let mut rng = Pcg64::seed_from_u64(1);
+        let marks: Vec<bool> = (0..5)
+            .map(|i| {
+                let mut p = pkt(100, 0, Ecn::Ect0);
+                matches!(q.enqueue(PacketId(i), &mut p, 0, 0, &mut buf, &mut rng), Admission::Queued { marked: true })
+            })
+            .collect();
+        // Queue before each arrival: 0, 100, 200, 300, 400 bytes; K = 250.
+        assert_eq!(marks, [false, false, false, true, true]);
+    }
+
+    #[test]
+    fn watched_levels() {
+        let mut q = EgressQueues::new(QueueConfig { limit_packets: 0, ..QueueConfig::default() });
+        q.set_watch(vec![300, 100]);
+        let mut buf = SharedBuffer::new(BufferConfig::Dedicated);
+        let mut rng = Pcg64::seed_from_u64(1);
+        let mut levels = vec![];
+        for i in 0..4 {
+            let mut p = pkt(100, 0, Ecn::NotEct);
+            q.enqueue(PacketId(i), &mut p, 0, 0, &mut buf, &mut rng);
+            levels.push(q.level());
+        }
+        assert_eq!(levels, [1, 1, 2, 2]);
+    }
+}

@@ -1,0 +1,173 @@
+//! Runs a loaded scenario end to end and writes its outputs into a directory:
+//! `flows.csv`, `drops.csv`, `queues.csv`, `summary.json`, optional pcaps and PNG plots.
+
+use crate::plot;
+use crate::report::{self, FlowStats};
+use crate::scenario::Scenario;
+use crate::sim::{Sim, SimOptions};
+use crate::tap::Tap;
+use crate::time::{Time, MS};
+use serde_json::Value;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+/// A run could not write its outputs, or the scenario named something that does not exist.
+#[derive(Debug)]
+pub enum RunError {
+    /// Creating or writing a file failed.
+    Io(PathBuf, std::io::Error),
+    /// A scenario item refers to something the topology lacks (a tap on an unknown node ...).
+    Scenario(String),
+    /// A plot could not be drawn.
+    Plot(plot::PlotError),
+}
+
+impl std::fmt::Display for RunError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RunError::Io(p, e) => write!(f, "{}: {e}", p.display()),
+            RunError::Scenario(m) => f.write_str(m),
+            RunError::Plot(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for RunError {}
+
+/// What a finished run reports.
+#[derive(Debug, Clone)]
+pub struct RunOutcome {
+    /// The summary object (also in summary.json).
+    pub summary: Value,
+    /// Flow totals.
+    pub flows: FlowStats,
+    /// Events processed.
+    pub events: u64,
+    /// Simulated time reached.
+    pub simulated: Time,
+}
+
+/// Progress of a run, for a progress bar.
+#[derive(Debug, Clone, Copy)]
+pub struct Progress {
+    /// Simulated time now.
+    pub now: Time,
+    /// End of the run.
+    pub end: Time,
+    /// Events so far.
+    pub events: u64,
+}
+
+fn create(dir: &Path, name: &str) -> Result<BufWriter<File>, RunError> {
+    let p = dir.join(name);
+    File::create(&p).map(BufWriter::new).map_err(|e| RunError::Io(p, e))
+}
+
+/// Builds the simulation for a scenario (without running it).
+pub fn build(sc: &Scenario, out_dir: Option<&Path>) -> Result<Sim, RunError> {
+    let flows = sc.flows();
+    let mut sim = Sim::new(
+        &sc.topology,
+        sc.switch,
+        sc.host_queue,
+        sc.tcp,
+        flows,
+        sc.seed,
+        SimOptions { queue_sample_interval: sc.output.queue_sample_interval },
+    );
+    if let Some(dir) = out_dir {
+        for spec in &sc.output.pcap {
+            let (node_name, port) = match spec.split_once(':') {
+                Some((n, p)) => {
+                    (n, p.parse::<u16>().map_err(|_| RunError::Scenario(format!("pcap tap `{spec}`: bad port")))?)
+                }
+                None => (spec.as_str(), 0),
+            };
+            let Some(node) = sc.topology.find(node_name) else {
+                return Err(RunError::Scenario(format!("pcap tap `{spec}`: no node named `{node_name}`")));
+            };
+            if usize::from(port) >= sim.nodes()[node.0 as usize].ports.len() {
+                return Err(RunError::Scenario(format!("pcap tap `{spec}`: `{node_name}` has no port {port}")));
+            }
+            let name = format!("{}-{}.pcap", node_name, port);
+            let path = dir.join(&name);
+            let f = File::create(&path).map_err(|e| RunError::Io(path.clone(), e))?;
+            let tap = Tap::new(Box::new(BufWriter::new(f)))
+                .map_err(|e| RunError::Io(path, std::io::Error::other(e.to_string())))?;
+            sim.add_tap(node, port, tap);
+        }
+    }
+    Ok(sim)
+}
+
+/// Runs the scenario and writes every output into `out_dir` (created if needed).
+pub fn run(sc: &Scenario, out_dir: &Path, progress: &mut dyn FnMut(Progress)) -> Result<RunOutcome, RunError> {
+    std::fs::create_dir_all(out_dir).map_err(|e| RunError::Io(out_dir.to_path_buf(), e))?;
+    let mut sim = build(sc, Some(out_dir))?;
+    let end = sc.duration;
+    let step = (end / 200).max(MS);
+    let mut t = 0;
+    loop {
+        t = (t + step).min(end);
+        let more = sim.run_until(t);
+        progress(Progress { now: sim.now(), end, events: sim.events_processed() });
+        if t >= end || !more {
+            break;
+        }
+    }
+    let io = |p: &str| move |e| RunError::Io(out_dir.join(p), e);
+    let mut w = create(out_dir, "flows.csv")?;
+    let flows = report::write_flows(&sim, &mut w).map_err(io("flows.csv"))?;
+    w.flush().map_err(io("flows.csv"))?;
+    let mut w = create(out_dir, "drops.csv")?;
+    let drops = report::write_drops(&sim, &mut w).map_err(io("drops.csv"))?;
+    w.flush().map_err(io("drops.csv"))?;
+    let mut w = create(out_dir, "queues.csv")?;
+    report::write_queues(&sim, &mut w).map_err(io("queues.csv"))?;
+    w.flush().map_err(io("queues.csv"))?;
+    let summary = report::summary(&sim, &sc.name, sc.seed, end, &flows, drops);
+    let mut w = create(out_dir, "summary.json")?;
+    serde_json::to_writer_pretty(&mut w, &summary).map_err(|e| RunError::Io(out_dir.join("summary.json"), e.into()))?;
+    writeln!(w).map_err(io("summary.json"))?;
+    w.flush().map_err(io("summary.json"))?;
+    for tap in sim.taps_vec() {
+        tap.finish().map_err(|e| RunError::Io(out_dir.to_path_buf(), std::io::Error::other(e.to_string())))?;
+    }
+    if sc.output.plots {
+        if !flows.fct_us.is_empty() {
+            plot::cdf(
+                &out_dir.join("fct-cdf.png"),
+                &format!("{}: flow completion times", sc.name),
+                "FCT (us)",
+                &[("all flows".to_string(), flows.fct_us.clone())],
+            )
+            .map_err(RunError::Plot)?;
+        }
+        // Queue of the busiest sampled port over time.
+        let mut busiest: Option<(crate::packet::NodeId, u16, u64)> = None;
+        for s in &sim.samples {
+            if busiest.is_none_or(|b| s.bytes > b.2) {
+                busiest = Some((s.node, s.port, s.bytes));
+            }
+        }
+        if let Some((node, port, _)) = busiest {
+            let pts: Vec<(f64, f64)> = sim
+                .samples
+                .iter()
+                .filter(|s| s.node == node && s.port == port)
+                .map(|s| (crate::time::as_secs(s.time) * 1e3, s.bytes as f64 / 1024.0))
+                .collect();
+            let name = &sim.nodes()[node.0 as usize].name;
+            plot::lines(
+                &out_dir.join("queue.png"),
+                &format!("{}: queue at {name} port {port}", sc.name),
+                "time (ms)",
+                "queue (KiB)",
+                &[(String::new(), pts)],
+            )
+            .map_err(RunError::Plot)?;
+        }
+    }
+    Ok(RunOutcome { summary, flows, events: sim.events_processed(), simulated: sim.now() })
+}

@@ -1,0 +1,732 @@
+//! The simulation: nodes, ports and links, the event loop, hosts running TCP and UDP flows,
+//! switches running the pipeline of [`crate::switch`].
+
+use crate::config::{Forwarding, LinkConfig, QueueConfig, SwitchConfig, TcpConfig};
+use crate::event::{Event, EventQueue};
+use crate::packet::{FlowId, NodeId, Packet, PacketId, PacketPool, Proto, L2_L3_HEADER, UDP_HEADER};
+use crate::queue::{Admission, DropReason, EgressQueues, SharedBuffer};
+use crate::switch::{MatchTable, SwitchCtx, SwitchModel, Verdict};
+use crate::tap::Tap;
+use crate::tcp::{FlowIds, TcpEndpoint, TcpEvent, TcpOutput};
+use crate::time::{tx_time, Time};
+use crate::topology::{NodeKind, Routing, Topology};
+use crate::workload::{FlowKind, FlowSpec};
+use rand::SeedableRng;
+use rand_pcg::Pcg64;
+use tandem_wire::ipv4::Ecn;
+
+/// One end of a link, as seen from the node that owns it.
+#[derive(Debug, Clone)]
+pub struct Port {
+    /// Egress queues.
+    pub queues: EgressQueues,
+    /// The node at the other end.
+    pub peer: NodeId,
+    /// Its port.
+    pub peer_port: u16,
+    /// The link.
+    pub link: LinkConfig,
+    busy: bool,
+    tap: Option<usize>,
+}
+
+/// A host or a switch.
+pub struct Node {
+    /// Name from the topology.
+    pub name: String,
+    /// Host or switch.
+    pub kind: NodeKind,
+    /// Ports in topology order.
+    pub ports: Vec<Port>,
+    /// Shared buffer (switches; hosts use a dedicated one).
+    pub buffer: SharedBuffer,
+    /// Store-and-forward or cut-through (switches).
+    pub forwarding: Forwarding,
+    /// Pipeline latency (switches).
+    pub pipeline_latency: Time,
+    /// Match tables (switches).
+    pub tables: Vec<MatchTable>,
+    model: Option<Box<dyn SwitchModel>>,
+    levels: Vec<usize>,
+}
+
+/// Per-flow outcome, written to flows.csv.
+#[derive(Debug, Clone, Default)]
+pub struct FlowResult {
+    /// When the flow started.
+    pub start: Time,
+    /// When it completed (all bytes delivered / response received / UDP source done), if it did.
+    pub end: Option<Time>,
+    /// Application bytes delivered to the receiver(s).
+    pub delivered: u64,
+    /// Packets received by the destination (UDP) or data segments (TCP).
+    pub rx_packets: u64,
+    /// Set when the TCP connection failed.
+    pub failed: Option<&'static str>,
+}
+
+struct FlowState {
+    spec: FlowSpec,
+    eps: [Option<TcpEndpoint>; 2],
+    timer_at: [Time; 2],
+    result: FlowResult,
+    udp_sent: u64,
+    udp_next: Time,
+}
+
+/// Options for a run.
+#[derive(Debug, Clone, Default)]
+pub struct SimOptions {
+    /// Sample every switch port's queue at this interval (0: never).
+    pub queue_sample_interval: Time,
+}
+
+/// One queue sample.
+#[derive(Debug, Clone, Copy)]
+pub struct QueueSample {
+    /// When.
+    pub time: Time,
+    /// Switch.
+    pub node: NodeId,
+    /// Port.
+    pub port: u16,
+    /// Bytes queued.
+    pub bytes: u64,
+    /// Packets queued.
+    pub packets: u32,
+}
+
+/// The whole simulated network.
+pub struct Sim {
+    now: Time,
+    events: EventQueue,
+    pool: PacketPool,
+    nodes: Vec<Node>,
+    routing: Routing,
+    tcp_cfg: TcpConfig,
+    flows: Vec<FlowState>,
+    rng: Pcg64,
+    out: TcpOutput,
+    scratch_sends: Vec<(u16, PacketId)>,
+    scratch_timers: Vec<(Time, u64)>,
+    scratch_frees: Vec<PacketId>,
+    taps: Vec<Tap>,
+    options: SimOptions,
+    /// Queue samples taken so far.
+    pub samples: Vec<QueueSample>,
+    processed: u64,
+}
+
+fn ecmp_hash(flow: FlowId, node: NodeId) -> u64 {
+    // SplitMix64 of (flow, switch): deterministic and well spread, so ECMP neither polarises
+    // nor depends on anything but ids.
+    let mut z = (u64::from(flow.0) << 32 | u64::from(node.0)).wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+impl Sim {
+    /// Builds the network. Flows start at their `start` times.
+    pub fn new(
+        topo: &Topology,
+        switch: SwitchConfig,
+        host_queue: QueueConfig,
+        tcp: TcpConfig,
+        flows: Vec<FlowSpec>,
+        seed: u64,
+        options: SimOptions,
+    ) -> Sim {
+        let mut nodes: Vec<Node> = topo
+            .nodes()
+            .iter()
+            .map(|n| Node {
+                name: n.name.clone(),
+                kind: n.kind,
+                ports: Vec::new(),
+                buffer: SharedBuffer::new(if n.kind == NodeKind::Switch {
+                    switch.buffer
+                } else {
+                    crate::config::BufferConfig::Dedicated
+                }),
+                forwarding: if n.kind == NodeKind::Switch { switch.forwarding } else { Forwarding::StoreAndForward },
+                pipeline_latency: if n.kind == NodeKind::Switch { switch.pipeline_latency } else { 0 },
+                tables: Vec::new(),
+                model: None,
+                levels: Vec::new(),
+            })
+            .collect();
+        for (i, node) in nodes.iter_mut().enumerate() {
+            let qcfg = if node.kind == NodeKind::Switch { switch.queue } else { host_queue };
+            for tp in topo.ports(NodeId(i as u32)) {
+                node.ports.push(Port {
+                    queues: EgressQueues::new(qcfg),
+                    peer: tp.peer,
+                    peer_port: tp.peer_port,
+                    link: topo.link(tp.link).cfg,
+                    busy: false,
+                    tap: None,
+                });
+            }
+            node.levels = vec![0; node.ports.len()];
+        }
+        let mut events = EventQueue::new();
+        let states = flows
+            .into_iter()
+            .map(|spec| {
+                events.push(spec.start, Event::FlowStart { flow: spec.id });
+                FlowState {
+                    result: FlowResult { start: spec.start, ..FlowResult::default() },
+                    spec,
+                    eps: [None, None],
+                    timer_at: [Time::MAX; 2],
+                    udp_sent: 0,
+                    udp_next: 0,
+                }
+            })
+            .collect::<Vec<_>>();
+        for (i, f) in states.iter().enumerate() {
+            debug_assert_eq!(f.spec.id.0 as usize, i, "flow ids must be 0..n in order");
+        }
+        if options.queue_sample_interval > 0 {
+            events.push(0, Event::Sample);
+        }
+        Sim {
+            now: 0,
+            events,
+            pool: PacketPool::new(),
+            nodes,
+            routing: Routing::compute(topo),
+            tcp_cfg: tcp,
+            flows: states,
+            rng: Pcg64::seed_from_u64(seed),
+            out: TcpOutput::default(),
+            scratch_sends: Vec::new(),
+            scratch_timers: Vec::new(),
+            scratch_frees: Vec::new(),
+            taps: Vec::new(),
+            options,
+            samples: Vec::new(),
+            processed: 0,
+        }
+    }
+
+    /// Attaches a model to a switch (replacing any other) and applies its watched levels.
+    pub fn attach_model(&mut self, node: NodeId, model: Box<dyn SwitchModel>) {
+        let levels = model.watch_levels();
+        let n = &mut self.nodes[node.0 as usize];
+        for p in &mut n.ports {
+            p.queues.set_watch(levels.clone());
+        }
+        n.model = Some(model);
+    }
+
+    /// Adds a pcap tap on the egress of `node`'s `port`: every packet it sends is written.
+    pub fn add_tap(&mut self, node: NodeId, port: u16, tap: Tap) {
+        self.taps.push(tap);
+        self.nodes[node.0 as usize].ports[usize::from(port)].tap = Some(self.taps.len() - 1);
+    }
+
+    /// Current simulated time.
+    pub fn now(&self) -> Time {
+        self.now
+    }
+    /// Events handled so far.
+    pub fn events_processed(&self) -> u64 {
+        self.processed
+    }
+    /// Events still pending.
+    pub fn events_pending(&self) -> usize {
+        self.events.len()
+    }
+    /// Packets held now, and the most ever held at once.
+    pub fn packets_in_flight(&self) -> (usize, usize) {
+        (self.pool.live(), self.pool.high_water())
+    }
+    /// The nodes.
+    pub fn nodes(&self) -> &[Node] {
+        &self.nodes
+    }
+    /// Mutable access to a node (install table rules before a run, ...).
+    pub fn node_mut(&mut self, id: NodeId) -> &mut Node {
+        &mut self.nodes[id.0 as usize]
+    }
+    /// Flow specs and results, in flow-id order.
+    pub fn flow_results(&self) -> impl Iterator<Item = (&FlowSpec, &FlowResult, [Option<&TcpEndpoint>; 2])> {
+        self.flows.iter().map(|f| (&f.spec, &f.result, [f.eps[0].as_ref(), f.eps[1].as_ref()]))
+    }
+    /// Takes the taps out (to finish their files); the sim writes no more frames after this.
+    pub fn taps_vec(&mut self) -> Vec<Tap> {
+        for n in &mut self.nodes {
+            for p in &mut n.ports {
+                p.tap = None;
+            }
+        }
+        std::mem::take(&mut self.taps)
+    }
+    /// The attached model of a switch, for its report.
+    pub fn model(&self, node: NodeId) -> Option<&dyn SwitchModel> {
+        self.nodes[node.0 as usize].model.as_deref()
+    }
+
+    /// Runs events up to and including time `until`; returns false when no event is left.
+    pub fn run_until(&mut self, until: Time) -> bool {
+        while let Some(t) = self.events.peek_time() {
+            if t > until {
+                self.now = until;
+                return true;
+            }
+            let Some((t, ev)) = self.events.pop() else { break };
+            self.now = t;
+            self.processed += 1;
+            self.handle(ev);
+        }
+        self.now = self.now.max(until.min(self.now));
+        false
+    }
+
+    fn handle(&mut self, ev: Event) {
+        match ev {
+            Event::Arrive { node, port, pkt, last_bit } => self.arrive(node, port, pkt, last_bit),
+            Event::Enqueue { node, port, pkt, last_bit } => self.enqueue(node, port, pkt, last_bit),
+            Event::TxDone { node, port } => {
+                self.nodes[node.0 as usize].ports[usize::from(port)].busy = false;
+                self.start_tx(node, port);
+            }
+            Event::FlowTimer { flow, side } => self.flow_timer(flow, side),
+            Event::FlowStart { flow } => self.flow_start(flow),
+            Event::UdpSend { flow } => self.udp_send(flow),
+            Event::SwitchTimer { node, token } => {
+                self.with_model(node, |m, cx| m.on_timer(cx, token));
+            }
+            Event::Sample => self.sample(),
+        }
+    }
+
+    fn sample(&mut self) {
+        for (i, n) in self.nodes.iter().enumerate() {
+            if n.kind != NodeKind::Switch {
+                continue;
+            }
+            for (p, port) in n.ports.iter().enumerate() {
+                let bytes = port.queues.bytes();
+                if bytes > 0 {
+                    self.samples.push(QueueSample {
+                        time: self.now,
+                        node: NodeId(i as u32),
+                        port: p as u16,
+                        bytes,
+                        packets: port.queues.packets(),
+                    });
+                }
+            }
+        }
+        if !self.events.is_empty() {
+            self.events.push(self.now + self.options.queue_sample_interval, Event::Sample);
+        }
+    }
+
+    // ----- links and queues -----
+
+    /// Offers a packet to an egress queue and starts the port if it is idle.
+    fn enqueue(&mut self, node: NodeId, port: u16, pkt: PacketId, last_bit: Time) {
+        let now = self.now;
+        let n = &mut self.nodes[node.0 as usize];
+        let Some(p) = n.ports.get_mut(usize::from(port)) else {
+            self.pool.remove(pkt);
+            return;
+        };
+        let adm = p.queues.enqueue(pkt, self.pool.get_mut(pkt), last_bit, now, &mut n.buffer, &mut self.rng);
+        if let Admission::Dropped(_) = adm {
+            self.pool.remove(pkt);
+            return;
+        }
+        self.check_level(node, port);
+        self.start_tx(node, port);
+    }
+
+    fn check_level(&mut self, node: NodeId, port: u16) {
+        let n = &mut self.nodes[node.0 as usize];
+        if n.model.is_none() {
+            return;
+        }
+        let p = &n.ports[usize::from(port)];
+        let level = p.queues.level();
+        if level != n.levels[usize::from(port)] {
+            n.levels[usize::from(port)] = level;
+            let bytes = p.queues.bytes();
+            self.with_model(node, |m, cx| m.on_queue_level(cx, port, level, bytes));
+        }
+    }
+
+    fn start_tx(&mut self, node: NodeId, port: u16) {
+        let now = self.now;
+        let n = &mut self.nodes[node.0 as usize];
+        let p = &mut n.ports[usize::from(port)];
+        if p.busy {
+            return;
+        }
+        let Some(q) = p.queues.dequeue(now, &mut n.buffer) else { return };
+        p.busy = true;
+        let wire = u64::from(q.size) + u64::from(p.link.framing_overhead);
+        let end = (now + tx_time(wire, p.link.rate_bps)).max(q.last_bit);
+        let (peer, peer_port, delay, rate) = (p.peer, p.peer_port, p.link.delay, p.link.rate_bps);
+        if let Some(t) = p.tap {
+            self.taps[t].write(now, self.pool.get(q.pkt));
+        }
+        self.events.push(end, Event::TxDone { node, port });
+        let peer_node = &self.nodes[peer.0 as usize];
+        let last_bit = end + delay;
+        let at = match peer_node.forwarding {
+            Forwarding::CutThrough { header_bytes } if peer_node.kind == NodeKind::Switch => {
+                (now + delay + tx_time(u64::from(header_bytes.min(q.size)), rate)).min(last_bit)
+            }
+            _ => last_bit,
+        };
+        self.events.push(at, Event::Arrive { node: peer, port: peer_port, pkt: q.pkt, last_bit });
+        self.check_level(node, port);
+    }
+
+    // ----- switches -----
+
+    fn with_model(&mut self, node: NodeId, f: impl FnOnce(&mut dyn SwitchModel, &mut SwitchCtx<'_>)) -> bool {
+        let n = &mut self.nodes[node.0 as usize];
+        let Some(mut model) = n.model.take() else { return false };
+        let mut sends = std::mem::take(&mut self.scratch_sends);
+        let mut timers = std::mem::take(&mut self.scratch_timers);
+        let mut frees = std::mem::take(&mut self.scratch_frees);
+        let mut cx = SwitchCtx {
+            now: self.now,
+            node,
+            pool: &mut self.pool,
+            ports: &n.ports,
+            tables: &mut n.tables,
+            sends: &mut sends,
+            timers: &mut timers,
+            frees: &mut frees,
+        };
+        f(model.as_mut(), &mut cx);
+        self.nodes[node.0 as usize].model = Some(model);
+        for (at, token) in timers.drain(..) {
+            self.events.push(at.max(self.now), Event::SwitchTimer { node, token });
+        }
+        for pkt in frees.drain(..) {
+            self.pool.remove(pkt);
+        }
+        for (port, pkt) in sends.drain(..) {
+            let now = self.now;
+            self.enqueue(node, port, pkt, now);
+        }
+        self.scratch_sends = sends;
+        self.scratch_timers = timers;
+        self.scratch_frees = frees;
+        true
+    }
+
+    fn arrive(&mut self, node: NodeId, port: u16, pkt: PacketId, last_bit: Time) {
+        if self.nodes[node.0 as usize].kind == NodeKind::Host {
+            let p = self.pool.remove(pkt);
+            self.host_receive(node, p);
+            return;
+        }
+        // Model first.
+        if self.nodes[node.0 as usize].model.is_some() {
+            let mut verdict = Verdict::Continue;
+            self.with_model(node, |m, cx| verdict = m.on_ingress(cx, port, pkt));
+            match verdict {
+                Verdict::Continue => {}
+                Verdict::Output { port: out, class } => {
+                    self.pool.get_mut(pkt).class = class;
+                    self.forward(node, out, pkt, last_bit);
+                    return;
+                }
+                Verdict::Drop(why) => {
+                    let size = self.pool.remove(pkt).size;
+                    self.nodes[node.0 as usize].ports[usize::from(port)]
+                        .queues
+                        .count_external_drop(DropReason::Model(why), size);
+                    return;
+                }
+                Verdict::Consumed => return,
+            }
+        }
+        // Tables.
+        let mut out_port = None;
+        {
+            let n = &mut self.nodes[node.0 as usize];
+            let p = self.pool.get_mut(pkt);
+            for t in &mut n.tables {
+                if let Some(rule) = t.lookup(p) {
+                    let a = rule.action;
+                    if a.drop {
+                        let size = p.size;
+                        n.ports[usize::from(port)].queues.count_external_drop(DropReason::Model("table-drop"), size);
+                        self.pool.remove(pkt);
+                        return;
+                    }
+                    if let Some(c) = a.class {
+                        p.class = c;
+                    }
+                    if a.mark_ce && matches!(p.ecn, Ecn::Ect0 | Ecn::Ect1) {
+                        p.ecn = Ecn::Ce;
+                    }
+                    out_port = a.output;
+                    break;
+                }
+            }
+        }
+        let out = match out_port {
+            Some(o) => o,
+            None => {
+                let p = self.pool.get(pkt);
+                let ports = self.routing.next_ports(node, p.dst);
+                if ports.is_empty() {
+                    let size = self.pool.remove(pkt).size;
+                    self.nodes[node.0 as usize].ports[usize::from(port)]
+                        .queues
+                        .count_external_drop(DropReason::NoRoute, size);
+                    return;
+                }
+                ports[(ecmp_hash(p.flow, node) % ports.len() as u64) as usize]
+            }
+        };
+        self.forward(node, out, pkt, last_bit);
+    }
+
+    fn forward(&mut self, node: NodeId, port: u16, pkt: PacketId, last_bit: Time) {
+        let lat = self.nodes[node.0 as usize].pipeline_latency;
+        if lat == 0 {
+            self.enqueue(node, port, pkt, last_bit);
+        } else {
+            self.events.push(self.now + lat, Event::Enqueue { node, port, pkt, last_bit: last_bit + lat });
+        }
+    }
+
+    // ----- hosts -----
+
+    fn host_send(&mut self, host: NodeId, p: Packet) {
+        let id = self.pool.insert(p);
+        let now = self.now;
+        self.enqueue(host, 0, id, now);
+    }
+
+    fn flush_tcp(&mut self, flow: FlowId, side: usize) {
+        let mut out = std::mem::take(&mut self.out);
+        let host = if side == 0 { self.flows[flow.0 as usize].spec.src } else { self.flows[flow.0 as usize].spec.dst };
+        for p in out.packets.drain(..) {
+            self.host_send(host, p);
+        }
+        let events: Vec<TcpEvent> = out.events.drain(..).collect();
+        self.out = out;
+        for e in events {
+            self.tcp_event(flow, side, e);
+        }
+        let f = &mut self.flows[flow.0 as usize];
+        if let Some(ep) = &f.eps[side] {
+            if let Some(t) = ep.next_timer() {
+                if t < f.timer_at[side] {
+                    f.timer_at[side] = t;
+                    self.events.push(t.max(self.now), Event::FlowTimer { flow, side: side as u8 });
+                }
+            }
+        }
+    }
+
+    fn tcp_event(&mut self, flow: FlowId, side: usize, e: TcpEvent) {
+        let now = self.now;
+        let f = &mut self.flows[flow.0 as usize];
+        match (f.spec.kind, side, e) {
+            (FlowKind::Bulk, 1, TcpEvent::Delivered { total }) => {
+                f.result.delivered = total;
+                if total >= f.spec.bytes && f.result.end.is_none() {
+                    f.result.end = Some(now);
+                }
+            }
+            (FlowKind::RequestResponse { request_bytes, response_bytes }, 1, TcpEvent::Delivered { total }) => {
+                if total >= request_bytes && f.result.delivered == 0 {
+                    f.result.delivered = total;
+                    if let Some(ep) = f.eps[1].as_mut() {
+                        let mut out = std::mem::take(&mut self.out);
+                        ep.send(now, response_bytes, &mut out);
+                        ep.close(now, &mut out);
+                        self.out = out;
+                        self.flush_tcp(flow, 1);
+                    }
+                }
+            }
+            (FlowKind::RequestResponse { response_bytes, .. }, 0, TcpEvent::Delivered { total }) => {
+                if total >= response_bytes && f.result.end.is_none() {
+                    f.result.end = Some(now);
+                    if let Some(ep) = f.eps[0].as_mut() {
+                        let mut out = std::mem::take(&mut self.out);
+                        ep.close(now, &mut out);
+                        self.out = out;
+                        self.flush_tcp(flow, 0);
+                    }
+                }
+            }
+            (_, _, TcpEvent::Failed(reason)) => {
+                f.result.failed = Some(match reason {
+                    crate::tcp::FailReason::SynRetriesExhausted => "syn-retries",
+                    crate::tcp::FailReason::DataRetriesExhausted => "data-retries",
+                    crate::tcp::FailReason::Reset => "reset",
+                });
+            }
+            _ => {}
+        }
+    }
+
+    fn flow_ids(&self, flow: FlowId, side: usize) -> FlowIds {
+        let s = &self.flows[flow.0 as usize].spec;
+        let (cport, sport) = ports_of(s);
+        if side == 0 {
+            FlowIds { flow, local: s.src, remote: s.dst, local_port: cport, remote_port: sport }
+        } else {
+            FlowIds { flow, local: s.dst, remote: s.src, local_port: sport, remote_port: cport }
+        }
+    }
+
+    fn flow_start(&mut self, flow: FlowId) {
+        let now = self.now;
+        let kind = self.flows[flow.0 as usize].spec.kind;
+        match kind {
+            FlowKind::Bulk | FlowKind::RequestResponse { .. } => {
+                let ids = self.flow_ids(flow, 0);
+                let mut out = std::mem::take(&mut self.out);
+                let mut ep = TcpEndpoint::connect(self.tcp_cfg, ids, now, &mut out);
+                let f = &self.flows[flow.0 as usize];
+                let first = match f.spec.kind {
+                    FlowKind::RequestResponse { request_bytes, .. } => request_bytes,
+                    _ => f.spec.bytes,
+                };
+                ep.send(now, first, &mut out);
+                if matches!(f.spec.kind, FlowKind::Bulk) {
+                    ep.close(now, &mut out);
+                }
+                self.flows[flow.0 as usize].eps[0] = Some(ep);
+                self.out = out;
+                self.flush_tcp(flow, 0);
+            }
+            FlowKind::UdpCbr { .. } | FlowKind::UdpOnOff { .. } | FlowKind::UdpBurst { .. } => {
+                self.flows[flow.0 as usize].udp_next = now;
+                self.udp_send(flow);
+            }
+        }
+    }
+
+    fn udp_send(&mut self, flow: FlowId) {
+        let now = self.now;
+        let f = &mut self.flows[flow.0 as usize];
+        let start = f.spec.start;
+        let (rate, size, next, done) = match f.spec.kind {
+            FlowKind::UdpCbr { rate_bps, packet_bytes, duration } => {
+                let gap = tx_time(u64::from(packet_bytes), rate_bps);
+                (rate_bps, packet_bytes, now + gap, now + gap >= start + duration)
+            }
+            FlowKind::UdpOnOff { rate_bps, packet_bytes, on, off, duration } => {
+                let gap = tx_time(u64::from(packet_bytes), rate_bps);
+                let period = on + off;
+                let mut next = now + gap;
+                if period > 0 && (next - start) % period >= on {
+                    next = start + ((next - start) / period + 1) * period;
+                }
+                (rate_bps, packet_bytes, next, next >= start + duration)
+            }
+            FlowKind::UdpBurst { packets, packet_bytes, rate_bps } => {
+                let gap = tx_time(u64::from(packet_bytes), rate_bps);
+                (rate_bps, packet_bytes, now + gap, f.udp_sent + 1 >= packets)
+            }
+            _ => return,
+        };
+        let _ = rate;
+        let (cport, sport) = ports_of(&f.spec);
+        let payload = size.saturating_sub(L2_L3_HEADER + UDP_HEADER);
+        let p = Packet {
+            created: now,
+            flow,
+            src: f.spec.src,
+            dst: f.spec.dst,
+            seq: f.udp_sent as u32,
+            size: size.max(L2_L3_HEADER + UDP_HEADER),
+            payload,
+            src_port: cport,
+            dst_port: sport,
+            proto: Proto::Udp,
+            ..Packet::default()
+        };
+        f.udp_sent += 1;
+        let src = f.spec.src;
+        if done {
+            f.result.end = Some(now);
+        } else {
+            f.udp_next = next;
+            self.events.push(next, Event::UdpSend { flow });
+        }
+        self.host_send(src, p);
+    }
+
+    fn flow_timer(&mut self, flow: FlowId, side: u8) {
+        let s = usize::from(side);
+        let now = self.now;
+        let f = &mut self.flows[flow.0 as usize];
+        if f.timer_at[s] != now {
+            return; // superseded by an earlier or later deadline
+        }
+        f.timer_at[s] = Time::MAX;
+        if let Some(ep) = f.eps[s].as_mut() {
+            let mut out = std::mem::take(&mut self.out);
+            ep.on_timer(now, &mut out);
+            self.out = out;
+            self.flush_tcp(flow, s);
+        }
+    }
+
+    fn host_receive(&mut self, host: NodeId, p: Packet) {
+        let Some(f) = self.flows.get_mut(p.flow.0 as usize) else { return };
+        if p.dst != host {
+            return; // misrouted: not ours
+        }
+        let now = self.now;
+        match p.proto {
+            Proto::Udp => {
+                f.result.delivered += u64::from(p.payload);
+                f.result.rx_packets += 1;
+            }
+            Proto::Tcp => {
+                let side = if host == f.spec.dst { 1 } else { 0 };
+                if p.payload > 0 {
+                    f.result.rx_packets += 1;
+                }
+                let mut out = std::mem::take(&mut self.out);
+                match f.eps[side].as_mut() {
+                    Some(ep) => ep.on_packet(now, &p, &mut out),
+                    None if side == 1 && p.flags.contains(tandem_wire::tcp::Flags::SYN) => {
+                        self.out = out;
+                        let ids = self.flow_ids(p.flow, 1);
+                        let mut out = std::mem::take(&mut self.out);
+                        let ep = TcpEndpoint::accept(self.tcp_cfg, ids, &p, now, &mut out);
+                        self.flows[p.flow.0 as usize].eps[1] = Some(ep);
+                        self.out = out;
+                        self.flush_tcp(p.flow, 1);
+                        return;
+                    }
+                    None => {}
+                }
+                self.out = out;
+                self.flush_tcp(p.flow, side);
+            }
+        }
+    }
+}
+
+/// Client and server ports of a flow: the client's is derived from the flow id (so each flow's
+/// 5-tuple is unique), the server's from the kind.
+fn ports_of(s: &FlowSpec) -> (u16, u16) {
+    let client = 10_000 + (s.id.0 % 50_000) as u16;
+    let server = match s.kind {
+        FlowKind::Bulk => 5001,
+        FlowKind::RequestResponse { .. } => 80,
+        _ => 9000,
+    };
+    (client, server)
+}

@@ -1,0 +1,324 @@
+//! Congestion control: the policy half of the sender (how cwnd grows, how far it is cut). The
+//! mechanism half (loss detection, fast recovery, the RTO) lives in the endpoint, which calls
+//! these hooks and sets cwnd directly where RFC 5681/6582/6675 prescribe it.
+//!
+//! Windows are in bytes. A new algorithm (CUBIC, say) implements [`CongestionControl`] and is
+//! chosen in [`new_congestion_control`].
+
+use crate::config::{CcAlgo, TcpConfig};
+use crate::time::Time;
+use std::fmt;
+
+/// What one ACK told the sender, as handed to [`CongestionControl::on_ack`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AckInfo {
+    /// Bytes newly acknowledged cumulatively by this ACK (0 for a duplicate ACK).
+    pub acked: u64,
+    /// The ACK carried ECE (and ECN is in use).
+    pub ece: bool,
+    /// The ACK was a duplicate ACK (RFC 5681 definition, or new SACK information).
+    pub dupack: bool,
+    /// The sender is in (or just left, on this ACK) loss recovery or is cutting cwnd for ECN on
+    /// this ACK: cwnd must not grow.
+    pub in_recovery: bool,
+    /// SND.UNA after this ACK (offset from the ISS).
+    pub snd_una: u64,
+    /// The highest sequence number sent so far (offset from the ISS).
+    pub snd_max: u64,
+}
+
+/// A congestion control algorithm. All windows are bytes.
+pub trait CongestionControl: fmt::Debug + Send {
+    /// Short name (`"newreno"`, `"dctcp"`).
+    fn name(&self) -> &'static str;
+    /// Congestion window.
+    fn cwnd(&self) -> u64;
+    /// Slow-start threshold (`u64::MAX` until the first congestion event).
+    fn ssthresh(&self) -> u64;
+    /// Overrides cwnd (fast recovery inflation/deflation, loss window).
+    fn set_cwnd(&mut self, cwnd: u64);
+    /// Overrides ssthresh.
+    fn set_ssthresh(&mut self, ssthresh: u64);
+    /// Called for every acceptable ACK; grows cwnd unless `ack.in_recovery`.
+    fn on_ack(&mut self, now: Time, ack: &AckInfo);
+    /// Loss detected by duplicate ACKs or SACK (fast retransmit): sets ssthresh. The endpoint
+    /// then sets cwnd as its recovery algorithm prescribes.
+    fn on_congestion_event(&mut self, now: Time, flight: u64);
+    /// ECE received (at most once per window; the endpoint enforces that): cut cwnd and ssthresh.
+    fn on_ecn_echo(&mut self, now: Time, flight: u64);
+    /// Retransmission timeout: ssthresh from the flight size (only on the first of consecutive
+    /// timeouts, `first`), cwnd to the loss window of one segment (RFC 5681 §3.1).
+    fn on_rto(&mut self, now: Time, flight: u64, first: bool);
+    /// DCTCP's congestion estimate, for algorithms that keep one.
+    fn alpha(&self) -> Option<f64> {
+        None
+    }
+}
+
+/// The congestion controller `cfg.cc` asks for, for segments of `mss` bytes and an initial
+/// window of `init_cwnd` bytes.
+pub fn new_congestion_control(cfg: &TcpConfig, mss: u64, init_cwnd: u64) -> Box<dyn CongestionControl> {
+    match cfg.cc {
+        CcAlgo::NewReno => Box::new(NewReno::new(mss, init_cwnd)),
+        CcAlgo::Dctcp { g } => Box::new(Dctcp::new(mss, init_cwnd, g)),
+    }
+}
+
+/// RFC 5681 slow start and congestion avoidance with RFC 3465 byte counting (L = 2 SMSS).
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewReno {
+    mss: u64,
+    cwnd: u64,
+    ssthresh: u64,
+    /// Bytes acked since cwnd last grew in congestion avoidance.
+    ca_acked: u64,
+}
+
+impl NewReno {
+    /// Starts with `init_cwnd` bytes and an infinite ssthresh.
+    pub fn new(mss: u64, init_cwnd: u64) -> NewReno {
+        let mss = mss.max(1);
+        NewReno {
+            mss,
+            cwnd: init_cwnd.max(mss),
+            ssthresh: u64::MAX,
+            ca_acked: 0,
+        }
+    }
+
+    fn grow(&mut self, acked: u64) {
+        if self.cwnd < self.ssthresh {
+            // RFC 5681 §3.1 with RFC 3465 appropriate byte counting, L = 2*SMSS.
+            self.cwnd = self.cwnd.saturating_add(acked.min(2 * self.mss));
+        } else {
+            // Congestion avoidance by byte counting (RFC 5681 §3.1, RFC 3465 §2.1): one SMSS
+            // per cwnd of acknowledged bytes.
+            self.ca_acked = self.ca_acked.saturating_add(acked);
+            if self.ca_acked >= self.cwnd {
+                self.ca_acked -= self.cwnd;
+                self.cwnd = self.cwnd.saturating_add(self.mss);
+            }
+        }
+    }
+
+    fn half(&self, flight: u64) -> u64 {
+        (flight / 2).max(2 * self.mss)
+    }
+}
+
+impl CongestionControl for NewReno {
+    fn name(&self) -> &'static str {
+        "newreno"
+    }
+    fn cwnd(&self) -> u64 {
+        self.cwnd
+    }
+    fn ssthresh(&self) -> u64 {
+        self.ssthresh
+    }
+    fn set_cwnd(&mut self, cwnd: u64) {
+        self.cwnd = cwnd.max(self.mss);
+    }
+    fn set_ssthresh(&mut self, ssthresh: u64) {
+        self.ssthresh = ssthresh;
+    }
+    fn on_ack(&mut self, _now: Time, ack: &AckInfo) {
+        if !ack.in_recovery && ack.acked > 0 {
+            self.grow(ack.acked);
+        }
+    }
+    fn on_congestion_event(&mut self, _now: Time, flight: u64) {
+        // RFC 5681 eq. (4) / RFC 6582 step 2.
+        self.ssthresh = self.half(flight);
+        self.ca_acked = 0;
+    }
+    fn on_ecn_echo(&mut self, _now: Time, _flight: u64) {
+        // RFC 3168 §6.1.2: halve cwnd, ssthresh to the new cwnd.
+        self.ssthresh = self.half(self.cwnd);
+        self.cwnd = self.ssthresh;
+        self.ca_acked = 0;
+    }
+    fn on_rto(&mut self, _now: Time, flight: u64, first: bool) {
+        if first {
+            self.ssthresh = self.half(flight);
+        }
+        self.cwnd = self.mss;
+        self.ca_acked = 0;
+    }
+}
+
+/// DCTCP (RFC 8257): NewReno growth and loss response; on ECE, cwnd is cut by alpha/2, where
+/// alpha is an EWMA (gain g) of the fraction of acknowledged bytes that carried ECE, updated
+/// once per window of data.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Dctcp {
+    reno: NewReno,
+    g: f64,
+    alpha: f64,
+    /// End of the current observation window (SND.NXT when it started).
+    window_end: u64,
+    acked_bytes: u64,
+    ecn_bytes: u64,
+}
+
+impl Dctcp {
+    /// Starts with alpha = 1 (RFC 8257 §3.3; Linux `dctcp_alpha_on_init` = 1024/1024).
+    /// `g` outside (0, 1] (or NaN) falls back to 1/16.
+    pub fn new(mss: u64, init_cwnd: u64, g: f64) -> Dctcp {
+        let g = if g > 0.0 && g <= 1.0 { g } else { 1.0 / 16.0 };
+        Dctcp {
+            reno: NewReno::new(mss, init_cwnd),
+            g,
+            alpha: 1.0,
+            window_end: 0,
+            acked_bytes: 0,
+            ecn_bytes: 0,
+        }
+    }
+}
+
+impl CongestionControl for Dctcp {
+    fn name(&self) -> &'static str {
+        "dctcp"
+    }
+    fn cwnd(&self) -> u64 {
+        self.reno.cwnd
+    }
+    fn ssthresh(&self) -> u64 {
+        self.reno.ssthresh
+    }
+    fn set_cwnd(&mut self, cwnd: u64) {
+        self.reno.set_cwnd(cwnd);
+    }
+    fn set_ssthresh(&mut self, ssthresh: u64) {
+        self.reno.ssthresh = ssthresh;
+    }
+    fn on_ack(&mut self, now: Time, ack: &AckInfo) {
+        // RFC 8257 §3.3; as Linux, a duplicate ACK counts as one MSS acknowledged.
+        let acked = if ack.acked == 0 && ack.dupack { self.reno.mss } else { ack.acked };
+        self.acked_bytes = self.acked_bytes.saturating_add(acked);
+        if ack.ece {
+            self.ecn_bytes = self.ecn_bytes.saturating_add(acked);
+        }
+        if ack.snd_una >= self.window_end && self.acked_bytes > 0 {
+            let f = self.ecn_bytes as f64 / self.acked_bytes as f64;
+            self.alpha = ((1.0 - self.g) * self.alpha + self.g * f).clamp(0.0, 1.0);
+            self.acked_bytes = 0;
+            self.ecn_bytes = 0;
+            self.window_end = ack.snd_max;
+        }
+        self.reno.on_ack(now, ack);
+    }
+    fn on_congestion_event(&mut self, now: Time, flight: u64) {
+        // RFC 8257 §3.5: loss is handled as by conventional TCP.
+        self.reno.on_congestion_event(now, flight);
+    }
+    fn on_ecn_echo(&mut self, _now: Time, _flight: u64) {
+        // RFC 8257 §3.3 step 9; at least 2 segments as Linux's dctcp_ssthresh.
+        let cwnd = self.reno.cwnd as f64;
+        let cut = (cwnd * (1.0 - self.alpha / 2.0)) as u64;
+        self.reno.ssthresh = cut.max(2 * self.reno.mss);
+        self.reno.cwnd = self.reno.ssthresh;
+        self.reno.ca_acked = 0;
+    }
+    fn on_rto(&mut self, now: Time, flight: u64, first: bool) {
+        self.reno.on_rto(now, flight, first);
+    }
+    fn alpha(&self) -> Option<f64> {
+        Some(self.alpha)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ack(acked: u64) -> AckInfo {
+        AckInfo {
+            acked,
+            ..AckInfo::default()
+        }
+    }
+
+    #[test]
+    fn slow_start_counts_at_most_two_segments_per_ack() {
+        let mut cc = NewReno::new(1000, 10_000);
+        cc.on_ack(0, &ack(1000));
+        assert_eq!(cc.cwnd(), 11_000);
+        cc.on_ack(0, &ack(5000));
+        assert_eq!(cc.cwnd(), 13_000);
+        cc.on_ack(
+            0,
+            &AckInfo {
+                acked: 1000,
+                in_recovery: true,
+                ..AckInfo::default()
+            },
+        );
+        assert_eq!(cc.cwnd(), 13_000);
+    }
+
+    #[test]
+    fn congestion_avoidance_adds_one_segment_per_window() {
+        let mut cc = NewReno::new(1000, 10_000);
+        cc.set_ssthresh(10_000);
+        for _ in 0..9 {
+            cc.on_ack(0, &ack(1000));
+        }
+        assert_eq!(cc.cwnd(), 10_000);
+        cc.on_ack(0, &ack(1000));
+        assert_eq!(cc.cwnd(), 11_000);
+    }
+
+    #[test]
+    fn loss_and_rto_responses() {
+        let mut cc = NewReno::new(1000, 10_000);
+        cc.on_congestion_event(0, 30_000);
+        assert_eq!(cc.ssthresh(), 15_000);
+        cc.on_congestion_event(0, 1_000);
+        assert_eq!(cc.ssthresh(), 2_000);
+        cc.on_rto(0, 40_000, true);
+        assert_eq!((cc.cwnd(), cc.ssthresh()), (1_000, 20_000));
+        cc.on_rto(0, 2_000, false);
+        assert_eq!((cc.cwnd(), cc.ssthresh()), (1_000, 20_000));
+    }
+
+    #[test]
+    fn dctcp_alpha_tracks_marked_fraction() {
+        let mut cc = Dctcp::new(1000, 10_000, 1.0 / 16.0);
+        assert_eq!(cc.alpha(), Some(1.0));
+        // Windows with no marks decay alpha by (1-g) each.
+        let mut una = 0;
+        for _ in 0..10 {
+            una += 1000;
+            cc.on_ack(
+                0,
+                &AckInfo {
+                    acked: 1000,
+                    snd_una: una,
+                    snd_max: una,
+                    ..AckInfo::default()
+                },
+            );
+        }
+        let expect = (15.0f64 / 16.0).powi(10);
+        assert!((cc.alpha().unwrap() - expect).abs() < 1e-12);
+        // All marked: alpha moves toward 1.
+        una += 1000;
+        cc.on_ack(
+            0,
+            &AckInfo {
+                acked: 1000,
+                ece: true,
+                snd_una: una,
+                snd_max: una,
+                ..AckInfo::default()
+            },
+        );
+        assert!((cc.alpha().unwrap() - (expect * 15.0 / 16.0 + 1.0 / 16.0)).abs() < 1e-12);
+        let before = cc.cwnd();
+        cc.on_ecn_echo(0, before);
+        let a = cc.alpha().unwrap();
+        assert_eq!(cc.cwnd(), ((before as f64) * (1.0 - a / 2.0)) as u64);
+    }
+}

@@ -1,0 +1,1435 @@
+//! The TCP endpoint state machine. See the module documentation of [`crate::tcp`].
+
+use super::cc::{new_congestion_control, AckInfo, CongestionControl};
+use super::intervals::IntervalSet;
+use super::seq::{initial_seq, to_wire, unwrap_seq};
+use super::{FailReason, FlowIds, SynOptions, TcpEvent, TcpOutput, TcpStats};
+use crate::config::{CcAlgo, DelayedAck, TcpConfig};
+use crate::packet::{Packet, Proto, L2_L3_HEADER, MAX_SACK, TCP_HEADER};
+use crate::time::{Time, SEC, US};
+use tandem_wire::ipv4::Ecn;
+use tandem_wire::tcp::Flags;
+
+/// The clock granularity G of RFC 6298 §2 (RTO = SRTT + max(G, 4 RTTVAR)).
+pub const CLOCK_GRANULARITY: Time = US;
+
+/// RFC 9293 §3.7.1 default MSS when the SYN carries no MSS option.
+const DEFAULT_MSS: u32 = 536;
+/// RFC 6298 §5.7: the RTO once data flows, if the SYN timed out and no RTT was measured.
+const FALLBACK_RTO: Time = 3 * SEC;
+/// Largest window a SYN or SYN-ACK can advertise (never scaled, RFC 7323 §2.2).
+const SYN_WINDOW: u32 = 65_535;
+/// Bytes of the timestamps option on a non-SYN segment (10 + 2 NOPs).
+const TS_OPTION: u32 = 12;
+/// Most option bytes a TCP header holds.
+const MAX_OPTIONS: u32 = 40;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// Active open: SYN sent.
+    SynSent,
+    /// Passive open: SYN received, SYN-ACK sent.
+    SynRcvd,
+    /// Synchronized (ESTABLISHED and the closing states).
+    Open,
+    /// Failed or reset: inert.
+    Dead,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Recovery {
+    None,
+    /// RFC 6582 NewReno fast recovery.
+    NewReno,
+    /// RFC 6675 SACK-based loss recovery.
+    Sack,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SegKind {
+    /// NextSeg rule 1 (a lost hole) or 3 (an unSACKed hole below the highest SACK).
+    Hole { skipped_to: u64 },
+    /// Rule 2: new data.
+    New,
+    /// Rule 4: the rescue retransmission.
+    Rescue,
+}
+
+/// One end of a TCP connection. See the [module documentation](crate::tcp).
+#[derive(Debug)]
+pub struct TcpEndpoint {
+    cfg: TcpConfig,
+    ids: FlowIds,
+    phase: Phase,
+
+    // ---- negotiated ----
+    /// Effective MSS: min of ours and the peer's.
+    mss: u64,
+    sack_ok: bool,
+    ts_ok: bool,
+    ecn_ok: bool,
+    /// We asked for ECN (cfg.ecn or DCTCP).
+    ecn_wanted: bool,
+    dctcp: bool,
+
+    // ---- send side (offsets from iss) ----
+    iss: u32,
+    snd_una: u64,
+    snd_nxt: u64,
+    snd_max: u64,
+    /// Bytes the application has written.
+    app_total: u64,
+    fin_queued: bool,
+    snd_wnd: u64,
+    max_snd_wnd: u64,
+    snd_wl1: u64,
+    snd_wl2: u64,
+    cc: Box<dyn CongestionControl>,
+
+    // ---- loss recovery ----
+    dupacks: u32,
+    recovery: Recovery,
+    /// RFC 6582 `recover` / RFC 6675 RecoveryPoint (exclusive end).
+    recover: u64,
+    first_partial_seen: bool,
+    scoreboard: IntervalSet,
+    /// RFC 6675 HighRxt (exclusive end of the highest retransmission).
+    high_rxt: u64,
+    /// SACKed bytes in [snd_una, high_rxt).
+    sacked_below_rxt: u64,
+    rescue_rxt: Option<u64>,
+    /// Every unSACKed byte below this is lost (RFC 6675 IsLost).
+    lost_boundary: u64,
+    /// SACKed bytes at or above `lost_boundary`.
+    sacked_above_lb: u64,
+    /// RFC 6675 pipe, valid during SACK recovery.
+    pipe: u64,
+
+    // ---- ECN, sender ----
+    /// No ECE reaction until SND.UNA passes this (once per window).
+    ecn_high: u64,
+    cwr_pending: bool,
+
+    // ---- RTT / RTO ----
+    srtt: Option<Time>,
+    rttvar: Time,
+    rto_base: Time,
+    backoff: u32,
+    consecutive_timeouts: u32,
+    /// Karn timing: (end offset of the timed segment, when it was sent).
+    timed: Option<(u64, Time)>,
+    syn_retx: u32,
+
+    // ---- timers ----
+    rto_at: Option<Time>,
+    delack_at: Option<Time>,
+    persist_at: Option<Time>,
+    persist_backoff: u32,
+
+    // ---- receive side (offsets from irs) ----
+    irs: u32,
+    rcv_nxt: u64,
+    ooo: IntervalSet,
+    /// Points inside recently reported SACK blocks, most recent first (RFC 2018 §4).
+    sack_recent: [u64; MAX_SACK],
+    sack_recent_len: usize,
+    peer_fin_at: Option<u64>,
+    peer_fin: bool,
+    /// Highest right edge advertised.
+    rcv_adv: u64,
+    /// RCV.NXT carried by the last ACK sent (RFC 7323 Last.ACK.sent).
+    last_ack_sent: u64,
+    ts_recent: Time,
+    /// In-order bytes received since the last ACK (delayed ACK).
+    delack_bytes: u64,
+    ack_now: bool,
+    /// RFC 3168 receiver: set ECE until CWR arrives.
+    ece_pending: bool,
+    /// RFC 8257 receiver: CE state of the last data packet.
+    ce_state: bool,
+
+    // ---- bookkeeping ----
+    complete_reported: u64,
+    closed_reported: bool,
+    stats: TcpStats,
+}
+
+impl TcpEndpoint {
+    fn new(cfg: TcpConfig, ids: FlowIds, phase: Phase, iss: u32) -> TcpEndpoint {
+        let mss = u64::from(cfg.mss.max(1));
+        let dctcp = matches!(cfg.cc, CcAlgo::Dctcp { .. });
+        let init = mss * u64::from(cfg.init_cwnd.max(1));
+        let cc = new_congestion_control(&cfg, mss, init);
+        let stats = TcpStats {
+            dctcp_alpha: cc.alpha().unwrap_or(0.0),
+            ..TcpStats::default()
+        };
+        TcpEndpoint {
+            cfg,
+            ids,
+            phase,
+            mss,
+            sack_ok: false,
+            ts_ok: false,
+            ecn_ok: false,
+            ecn_wanted: cfg.ecn || dctcp,
+            dctcp,
+            iss,
+            snd_una: 0,
+            snd_nxt: 1,
+            snd_max: 1,
+            app_total: 0,
+            fin_queued: false,
+            snd_wnd: 0,
+            max_snd_wnd: 0,
+            snd_wl1: 0,
+            snd_wl2: 0,
+            cc,
+            dupacks: 0,
+            recovery: Recovery::None,
+            recover: 0,
+            first_partial_seen: false,
+            scoreboard: IntervalSet::new(),
+            high_rxt: 0,
+            sacked_below_rxt: 0,
+            rescue_rxt: None,
+            lost_boundary: 0,
+            sacked_above_lb: 0,
+            pipe: 0,
+            ecn_high: 0,
+            cwr_pending: false,
+            srtt: None,
+            rttvar: 0,
+            rto_base: cfg.init_rto.max(cfg.min_rto).min(cfg.max_rto),
+            backoff: 0,
+            consecutive_timeouts: 0,
+            timed: None,
+            syn_retx: 0,
+            rto_at: None,
+            delack_at: None,
+            persist_at: None,
+            persist_backoff: 0,
+            irs: 0,
+            rcv_nxt: 0,
+            ooo: IntervalSet::new(),
+            sack_recent: [0; MAX_SACK],
+            sack_recent_len: 0,
+            peer_fin_at: None,
+            peer_fin: false,
+            rcv_adv: 0,
+            last_ack_sent: 0,
+            ts_recent: 0,
+            delack_bytes: 0,
+            ack_now: false,
+            ece_pending: false,
+            ce_state: false,
+            complete_reported: 0,
+            closed_reported: false,
+            stats,
+        }
+    }
+
+    /// Active open: sends a SYN and arms the SYN timer (`cfg.init_rto`).
+    pub fn connect(cfg: TcpConfig, ids: FlowIds, now: Time, out: &mut TcpOutput) -> TcpEndpoint {
+        let iss = initial_seq(ids.flow.0, ids.local.0, ids.remote.0, ids.local_port, ids.remote_port);
+        TcpEndpoint::connect_with_iss(cfg, ids, iss, now, out)
+    }
+
+    /// [`TcpEndpoint::connect`] with a chosen initial sequence number.
+    pub fn connect_with_iss(cfg: TcpConfig, ids: FlowIds, iss: u32, now: Time, out: &mut TcpOutput) -> TcpEndpoint {
+        let mut ep = TcpEndpoint::new(cfg, ids, Phase::SynSent, iss);
+        ep.stats.syn_sent_at = Some(now);
+        ep.timed = Some((1, now));
+        ep.send_syn(now, out);
+        ep.rto_at = Some(now.saturating_add(ep.syn_rto()));
+        ep
+    }
+
+    /// Passive open on a received SYN: sends the SYN-ACK and arms its timer. A packet that is
+    /// not a SYN is still treated as one (the caller decides what to accept).
+    pub fn accept(cfg: TcpConfig, ids: FlowIds, syn: &Packet, now: Time, out: &mut TcpOutput) -> TcpEndpoint {
+        let iss = initial_seq(ids.flow.0, ids.local.0, ids.remote.0, ids.local_port, ids.remote_port);
+        TcpEndpoint::accept_with_iss(cfg, ids, syn, iss, now, out)
+    }
+
+    /// [`TcpEndpoint::accept`] with a chosen initial sequence number.
+    pub fn accept_with_iss(
+        cfg: TcpConfig,
+        ids: FlowIds,
+        syn: &Packet,
+        iss: u32,
+        now: Time,
+        out: &mut TcpOutput,
+    ) -> TcpEndpoint {
+        let mut ep = TcpEndpoint::new(cfg, ids, Phase::SynRcvd, iss);
+        ep.stats.syn_sent_at = Some(now);
+        ep.irs = syn.seq;
+        ep.rcv_nxt = 1;
+        ep.last_ack_sent = 1;
+        let opts = SynOptions::from_packet(syn).unwrap_or(SynOptions {
+            mss: DEFAULT_MSS,
+            sack_permitted: false,
+            timestamps: syn.ts_val != 0,
+            window_scale: None,
+        });
+        ep.negotiate(&opts);
+        ep.ecn_ok = ep.ecn_wanted && syn.has(Flags::ECE) && syn.has(Flags::CWR);
+        ep.ts_recent = syn.ts_val;
+        ep.snd_wnd = u64::from(syn.window);
+        ep.max_snd_wnd = ep.snd_wnd;
+        ep.timed = Some((1, now));
+        ep.send_synack(now, out);
+        ep.rto_at = Some(now.saturating_add(ep.syn_rto()));
+        ep
+    }
+
+    // ------------------------------------------------------------------ public API
+
+    /// The application appends `bytes` to the send stream (allowed before the handshake
+    /// completes; ignored after [`TcpEndpoint::close`] or a failure).
+    pub fn send(&mut self, now: Time, bytes: u64, out: &mut TcpOutput) {
+        if self.phase == Phase::Dead || self.fin_queued || bytes == 0 {
+            return;
+        }
+        self.app_total = self.app_total.saturating_add(bytes);
+        if self.phase == Phase::Open {
+            self.try_send(now, out);
+        }
+    }
+
+    /// The application closes its sending direction: a FIN follows the queued data.
+    pub fn close(&mut self, now: Time, out: &mut TcpOutput) {
+        if self.phase == Phase::Dead || self.fin_queued {
+            return;
+        }
+        self.fin_queued = true;
+        if self.phase == Phase::Open {
+            self.try_send(now, out);
+            self.check_closed(now, out);
+        }
+    }
+
+    /// A packet for this connection arrived. Packets of another protocol or other ports are
+    /// ignored; unexpected ones are dropped or answered as RFC 9293 says.
+    pub fn on_packet(&mut self, now: Time, pkt: &Packet, out: &mut TcpOutput) {
+        if pkt.proto != Proto::Tcp || pkt.src_port != self.ids.remote_port || pkt.dst_port != self.ids.local_port {
+            return;
+        }
+        match self.phase {
+            Phase::SynSent => self.on_packet_syn_sent(now, pkt, out),
+            Phase::SynRcvd => self.on_packet_syn_rcvd(now, pkt, out),
+            Phase::Open => self.on_packet_open(now, pkt, out),
+            Phase::Dead => {}
+        }
+    }
+
+    /// Runs every timer whose deadline is at or before `now`; does nothing if none is due.
+    pub fn on_timer(&mut self, now: Time, out: &mut TcpOutput) {
+        if self.phase == Phase::Dead {
+            return;
+        }
+        if self.rto_at.is_some_and(|t| t <= now) {
+            self.rto_at = None;
+            match self.phase {
+                Phase::SynSent | Phase::SynRcvd => self.on_syn_timeout(now, out),
+                Phase::Open => self.on_data_timeout(now, out),
+                Phase::Dead => {}
+            }
+        }
+        if self.phase == Phase::Dead {
+            return;
+        }
+        if self.delack_at.is_some_and(|t| t <= now) {
+            self.delack_at = None;
+            self.send_ack(now, out);
+        }
+        if self.persist_at.is_some_and(|t| t <= now) {
+            self.persist_at = None;
+            self.on_persist_timeout(now, out);
+        }
+    }
+
+    /// The earliest pending deadline (retransmission, SYN, delayed ACK, persist).
+    pub fn next_timer(&self) -> Option<Time> {
+        if self.phase == Phase::Dead {
+            return None;
+        }
+        [self.rto_at, self.delack_at, self.persist_at].into_iter().flatten().min()
+    }
+
+    /// Counters.
+    pub fn stats(&self) -> &TcpStats {
+        &self.stats
+    }
+
+    /// Congestion window in bytes.
+    pub fn cwnd(&self) -> u64 {
+        self.cc.cwnd()
+    }
+
+    /// Slow-start threshold in bytes (`u64::MAX` before the first congestion event).
+    pub fn ssthresh(&self) -> u64 {
+        self.cc.ssthresh()
+    }
+
+    /// Smoothed RTT, once measured.
+    pub fn srtt(&self) -> Option<Time> {
+        self.srtt
+    }
+
+    /// The current retransmission timeout, backoff included.
+    pub fn rto(&self) -> Time {
+        let mut r = self.rto_base;
+        for _ in 0..self.backoff {
+            r = r.saturating_mul(2);
+            if r >= self.cfg.max_rto {
+                break;
+            }
+        }
+        r.min(self.cfg.max_rto)
+    }
+
+    /// Effective maximum segment size (payload bytes).
+    pub fn mss(&self) -> u64 {
+        self.mss
+    }
+
+    /// Bytes sent and not yet cumulatively acknowledged (SND.NXT - SND.UNA).
+    pub fn bytes_in_flight(&self) -> u64 {
+        self.snd_nxt.saturating_sub(self.snd_una)
+    }
+
+    /// The connection's addresses and ports.
+    pub fn flow_ids(&self) -> &FlowIds {
+        &self.ids
+    }
+
+    /// True once the handshake completed (and until a failure).
+    pub fn is_established(&self) -> bool {
+        self.phase == Phase::Open
+    }
+
+    /// True after a failure or reset.
+    pub fn is_failed(&self) -> bool {
+        self.phase == Phase::Dead
+    }
+
+    /// True when both directions are closed.
+    pub fn is_closed(&self) -> bool {
+        self.closed_reported
+    }
+
+    /// The congestion controller (for plots and tests).
+    pub fn congestion_control(&self) -> &dyn CongestionControl {
+        self.cc.as_ref()
+    }
+
+    // ------------------------------------------------------------------ handshake
+
+    fn ws_shift(&self) -> u8 {
+        let mut s = 0u8;
+        while (self.cfg.rcv_buf >> s) > 65_535 && s < 14 {
+            s += 1;
+        }
+        s
+    }
+
+    fn syn_rto(&self) -> Time {
+        let mut r = self.cfg.init_rto.max(1);
+        for _ in 0..self.syn_retx {
+            r = r.saturating_mul(2);
+            if r >= self.cfg.max_rto {
+                break;
+            }
+        }
+        r.min(self.cfg.max_rto.max(1))
+    }
+
+    fn negotiate(&mut self, peer: &SynOptions) {
+        self.mss = u64::from(self.cfg.mss.min(peer.mss).max(1));
+        self.sack_ok = self.cfg.sack && peer.sack_permitted;
+        self.ts_ok = self.cfg.timestamps && peer.timestamps;
+    }
+
+    fn send_syn(&mut self, now: Time, out: &mut TcpOutput) {
+        let mut flags = Flags::SYN;
+        if self.ecn_wanted {
+            flags |= Flags::ECE | Flags::CWR;
+        }
+        let opts = SynOptions {
+            mss: self.cfg.mss,
+            sack_permitted: self.cfg.sack,
+            timestamps: self.cfg.timestamps,
+            window_scale: Some(self.ws_shift()),
+        };
+        let mut p = self.base_packet(now, 0, flags);
+        p.window = self.cfg.rcv_buf.min(SYN_WINDOW);
+        if self.cfg.timestamps {
+            p.ts_val = now;
+        }
+        opts.write(&mut p);
+        p.size = L2_L3_HEADER + TCP_HEADER + opts.wire_len();
+        self.stats.segments_sent += 1;
+        out.packets.push(p);
+    }
+
+    fn send_synack(&mut self, now: Time, out: &mut TcpOutput) {
+        let mut flags = Flags::SYN | Flags::ACK;
+        if self.ecn_ok {
+            flags |= Flags::ECE;
+        }
+        let opts = SynOptions {
+            mss: self.cfg.mss,
+            sack_permitted: self.sack_ok,
+            timestamps: self.ts_ok,
+            window_scale: Some(self.ws_shift()),
+        };
+        let mut p = self.base_packet(now, 0, flags);
+        p.ack = to_wire(self.irs, self.rcv_nxt);
+        p.window = self.cfg.rcv_buf.min(SYN_WINDOW);
+        self.rcv_adv = self.rcv_nxt + u64::from(p.window);
+        if self.ts_ok {
+            p.ts_val = now;
+            p.ts_ecr = self.ts_recent;
+        }
+        opts.write(&mut p);
+        p.size = L2_L3_HEADER + TCP_HEADER + opts.wire_len();
+        self.stats.segments_sent += 1;
+        out.packets.push(p);
+    }
+
+    fn on_syn_timeout(&mut self, now: Time, out: &mut TcpOutput) {
+        if self.syn_retx >= self.cfg.syn_retries {
+            self.fail(FailReason::SynRetriesExhausted, out);
+            return;
+        }
+        self.syn_retx += 1;
+        self.stats.syn_timeouts += 1;
+        self.timed = None; // Karn
+        if self.phase == Phase::SynSent {
+            self.send_syn(now, out);
+        } else {
+            self.send_synack(now, out);
+        }
+        self.rto_at = Some(now.saturating_add(self.syn_rto()));
+    }
+
+    fn on_packet_syn_sent(&mut self, now: Time, pkt: &Packet, out: &mut TcpOutput) {
+        let ack_ok = pkt.has(Flags::ACK) && pkt.ack == to_wire(self.iss, 1);
+        if pkt.has(Flags::RST) {
+            if ack_ok {
+                self.fail(FailReason::Reset, out);
+            }
+            return;
+        }
+        if pkt.has(Flags::ACK) && !ack_ok {
+            // RFC 9293 §3.10.7.3: <SEQ=SEG.ACK><CTL=RST>.
+            let mut p = self.base_packet(now, 0, Flags::RST);
+            p.seq = pkt.ack;
+            p.size = L2_L3_HEADER + TCP_HEADER;
+            self.stats.segments_sent += 1;
+            out.packets.push(p);
+            return;
+        }
+        if !pkt.has(Flags::SYN) || !ack_ok {
+            // A SYN without ACK would be a simultaneous open, which is not supported.
+            return;
+        }
+        self.irs = pkt.seq;
+        self.rcv_nxt = 1;
+        self.last_ack_sent = 1;
+        let opts = SynOptions::from_packet(pkt).unwrap_or(SynOptions {
+            mss: DEFAULT_MSS,
+            sack_permitted: false,
+            timestamps: pkt.ts_val != 0,
+            window_scale: None,
+        });
+        self.negotiate(&opts);
+        self.ecn_ok = self.ecn_wanted && pkt.has(Flags::ECE) && !pkt.has(Flags::CWR);
+        self.ts_recent = pkt.ts_val;
+        self.snd_una = 1;
+        self.snd_wnd = u64::from(pkt.window);
+        self.max_snd_wnd = self.snd_wnd;
+        self.snd_wl1 = 0;
+        self.snd_wl2 = 1;
+        self.rcv_adv = self.rcv_nxt + u64::from(self.rcv_window());
+        self.rtt_on_ack(now, pkt, 1);
+        self.establish(now, out);
+        self.ack_now = true;
+        self.try_send(now, out);
+        self.flush_ack(now, out);
+        self.check_closed(now, out);
+    }
+
+    fn on_packet_syn_rcvd(&mut self, now: Time, pkt: &Packet, out: &mut TcpOutput) {
+        if pkt.has(Flags::RST) {
+            if pkt.seq == to_wire(self.irs, 1) {
+                self.fail(FailReason::Reset, out);
+            }
+            return;
+        }
+        if pkt.has(Flags::SYN) && !pkt.has(Flags::ACK) {
+            if pkt.seq == self.irs {
+                // The peer retransmitted its SYN: our SYN-ACK was lost (or is slow).
+                self.send_synack(now, out);
+            }
+            return;
+        }
+        if !pkt.has(Flags::ACK) || pkt.has(Flags::SYN) || pkt.ack != to_wire(self.iss, 1) {
+            return;
+        }
+        self.snd_una = 1;
+        self.snd_wnd = u64::from(pkt.window);
+        self.max_snd_wnd = self.snd_wnd;
+        self.snd_wl1 = unwrap_seq(self.rcv_nxt, self.irs, pkt.seq);
+        self.snd_wl2 = 1;
+        self.rtt_on_ack(now, pkt, 1);
+        self.establish(now, out);
+        self.on_packet_open(now, pkt, out);
+    }
+
+    fn establish(&mut self, now: Time, out: &mut TcpOutput) {
+        self.phase = Phase::Open;
+        self.rto_at = None;
+        self.timed = None;
+        // RFC 5681 §3.1: one segment after a retransmitted SYN or SYN-ACK.
+        let segs = if self.syn_retx > 0 { 1 } else { u64::from(self.cfg.init_cwnd.max(1)) };
+        self.cc = new_congestion_control(&self.cfg, self.mss, segs * self.mss);
+        if self.srtt.is_none() && self.syn_retx > 0 {
+            // RFC 6298 §5.7.
+            self.rto_base = self.rto_base.max(FALLBACK_RTO).min(self.cfg.max_rto);
+        }
+        self.snd_nxt = self.snd_nxt.max(1);
+        self.snd_max = self.snd_max.max(1);
+        self.recover = 1;
+        self.stats.established_at = Some(now);
+        out.events.push(TcpEvent::Connected);
+    }
+
+    fn fail(&mut self, reason: FailReason, out: &mut TcpOutput) {
+        self.phase = Phase::Dead;
+        self.rto_at = None;
+        self.delack_at = None;
+        self.persist_at = None;
+        out.events.push(TcpEvent::Failed(reason));
+    }
+
+    // ------------------------------------------------------------------ synchronized states
+
+    fn on_packet_open(&mut self, now: Time, pkt: &Packet, out: &mut TcpOutput) {
+        let seq = unwrap_seq(self.rcv_nxt, self.irs, pkt.seq);
+        if pkt.has(Flags::RST) {
+            // RFC 9293 §3.10.7.4 (without RFC 5961's challenge ACK): a RST in the window resets.
+            let wnd = u64::from(self.rcv_window()).max(1);
+            if seq >= self.rcv_nxt && seq < self.rcv_nxt + wnd {
+                self.fail(FailReason::Reset, out);
+            }
+            return;
+        }
+        if pkt.has(Flags::SYN) {
+            // A retransmitted SYN or SYN-ACK: our ACK was lost. Answer with an ACK.
+            self.ack_now = true;
+            self.flush_ack(now, out);
+            return;
+        }
+        if !pkt.has(Flags::ACK) {
+            return;
+        }
+        if self.process_ack(now, pkt, seq, out) {
+            self.process_data(now, pkt, seq, out);
+        }
+        self.try_send(now, out);
+        self.flush_ack(now, out);
+        self.check_closed(now, out);
+    }
+
+    /// The ACK half of an incoming segment. Returns false when the segment must be dropped.
+    fn process_ack(&mut self, now: Time, pkt: &Packet, seq: u64, out: &mut TcpOutput) -> bool {
+        let ack = unwrap_seq(self.snd_una, self.iss, pkt.ack);
+        if ack > self.snd_max {
+            // RFC 9293 §3.10.7.4: ACK of unsent data: send an ACK, drop the segment.
+            self.ack_now = true;
+            return false;
+        }
+        if ack >= self.snd_una && (self.snd_wl1 < seq || (self.snd_wl1 == seq && self.snd_wl2 <= ack)) {
+            self.snd_wnd = u64::from(pkt.window);
+            self.max_snd_wnd = self.max_snd_wnd.max(self.snd_wnd);
+            self.snd_wl1 = seq;
+            self.snd_wl2 = ack;
+        }
+        if ack < self.snd_una {
+            // An old ACK: nothing to learn from it beyond the window.
+            return true;
+        }
+        let prior_una = self.snd_una;
+        let was_recovery = self.recovery != Recovery::None;
+        let ece = self.ecn_ok && pkt.has(Flags::ECE);
+        if ece {
+            self.stats.ece_received += 1;
+        }
+        let mut newly_sacked = 0;
+        if self.sack_ok {
+            for &(l, r) in pkt.sack_blocks() {
+                let l = unwrap_seq(self.snd_una, self.iss, l).max(ack);
+                let r = unwrap_seq(self.snd_una, self.iss, r).min(self.snd_max);
+                if l < r {
+                    newly_sacked += self.sack_insert(l, r);
+                }
+            }
+        }
+        let acked = ack - prior_una;
+        let mut restart_timer = acked > 0;
+        if acked > 0 {
+            self.snd_una = ack;
+            self.snd_nxt = self.snd_nxt.max(ack);
+            self.sack_trim(ack);
+            self.rtt_on_ack(now, pkt, ack);
+            self.backoff = 0;
+            self.consecutive_timeouts = 0;
+        }
+        let is_dup = acked == 0
+            && ack < self.snd_max
+            && pkt.payload == 0
+            && !pkt.has(Flags::FIN)
+            && (!self.sack_ok || newly_sacked > 0);
+        if is_dup {
+            self.stats.dupacks_received += 1;
+        }
+        if self.sack_ok {
+            self.update_lost_boundary();
+        }
+        let dt = self.cfg.dupack_threshold.max(1);
+        match self.recovery {
+            Recovery::None => {
+                if acked > 0 {
+                    self.dupacks = 0;
+                }
+                if is_dup {
+                    self.dupacks += 1;
+                }
+                let lost = self.sack_ok && self.lost_boundary > self.snd_una;
+                if (self.dupacks >= dt || lost) && self.snd_una >= self.recover && self.snd_max > self.snd_una {
+                    self.enter_recovery(now, out);
+                }
+            }
+            Recovery::NewReno => {
+                if ack >= self.recover {
+                    // Full ACK (RFC 6582 step 3): deflate.
+                    self.cc.set_cwnd(self.cc.ssthresh());
+                    self.recovery = Recovery::None;
+                    self.dupacks = 0;
+                } else if acked > 0 {
+                    // Partial ACK (RFC 6582 step 4): retransmit the next hole, deflate by the
+                    // amount acked, add back one SMSS, reset the timer on the first one only.
+                    let e = self.seg_end(self.snd_una, self.snd_max);
+                    self.emit_range(now, self.snd_una, e, out);
+                    let mut cwnd = self.cc.cwnd().saturating_sub(acked);
+                    if acked >= self.mss {
+                        cwnd += self.mss;
+                    }
+                    self.cc.set_cwnd(cwnd);
+                    restart_timer = !self.first_partial_seen;
+                    self.first_partial_seen = true;
+                } else if is_dup {
+                    self.cc.set_cwnd(self.cc.cwnd() + self.mss);
+                }
+            }
+            Recovery::Sack => {
+                if ack >= self.recover {
+                    self.recovery = Recovery::None;
+                    self.dupacks = 0;
+                    self.cc.set_cwnd(self.cc.ssthresh());
+                } else {
+                    self.compute_pipe();
+                }
+            }
+        }
+        if restart_timer {
+            self.rto_at = if self.snd_una >= self.snd_max {
+                None
+            } else {
+                Some(now.saturating_add(self.rto()))
+            };
+        }
+        // ECN (RFC 3168 §6.1.2, RFC 8257 §3.3): react once per window, not during recovery.
+        let reduce = ece && self.recovery == Recovery::None && !was_recovery && ack > self.ecn_high;
+        let info = AckInfo {
+            acked,
+            ece,
+            dupack: is_dup,
+            in_recovery: was_recovery || self.recovery != Recovery::None || reduce,
+            snd_una: self.snd_una,
+            snd_max: self.snd_max,
+        };
+        self.cc.on_ack(now, &info);
+        if reduce {
+            let flight = self.snd_max - self.snd_una;
+            self.cc.on_ecn_echo(now, flight);
+            self.ecn_high = self.snd_max;
+            self.cwr_pending = true;
+            self.stats.ecn_reductions += 1;
+        }
+        if let Some(a) = self.cc.alpha() {
+            self.stats.dctcp_alpha = a;
+        }
+        if acked > 0 {
+            let data_end = self.data_end();
+            if self.app_total > self.complete_reported && self.snd_una >= data_end {
+                self.complete_reported = self.app_total;
+                self.stats.send_complete_at.get_or_insert(now);
+                out.events.push(TcpEvent::SendComplete);
+            }
+            if self.snd_wnd > 0 || self.snd_una >= self.snd_max {
+                self.persist_backoff = 0;
+            }
+        }
+        true
+    }
+
+    fn enter_recovery(&mut self, now: Time, out: &mut TcpOutput) {
+        let flight = self.snd_max - self.snd_una;
+        self.cc.on_congestion_event(now, flight);
+        let ssthresh = self.cc.ssthresh();
+        self.recover = self.snd_max;
+        self.stats.fast_recoveries += 1;
+        self.stats.fast_retransmits += 1;
+        if self.ecn_ok {
+            // A loss reduction also counts as the window's congestion response (RFC 3168 §6.1.2).
+            self.cwr_pending = true;
+            self.ecn_high = self.snd_max;
+        }
+        if self.sack_ok {
+            // RFC 6675 §5 steps 4.1-4.4.
+            self.recovery = Recovery::Sack;
+            self.cc.set_cwnd(ssthresh);
+            self.high_rxt = self.snd_una;
+            self.sacked_below_rxt = 0;
+            self.rescue_rxt = None;
+            self.compute_pipe();
+            let cap = self.scoreboard.next_from(self.snd_una).map_or(self.snd_max, |(a, _)| a).min(self.snd_max);
+            let s = self.snd_una;
+            let e = self.seg_end(s, cap);
+            if e > s {
+                self.emit_range(now, s, e, out);
+                self.high_rxt = e;
+                self.pipe += e - s;
+            }
+        } else {
+            // RFC 6582 steps 2-3.
+            self.recovery = Recovery::NewReno;
+            self.first_partial_seen = false;
+            self.cc.set_cwnd(ssthresh + u64::from(self.cfg.dupack_threshold.max(1)) * self.mss);
+            let s = self.snd_una;
+            let e = self.seg_end(s, self.snd_max);
+            self.emit_range(now, s, e, out);
+        }
+    }
+
+    fn on_data_timeout(&mut self, now: Time, out: &mut TcpOutput) {
+        if self.snd_una >= self.snd_max {
+            return;
+        }
+        if self.consecutive_timeouts >= self.cfg.data_retries {
+            self.fail(FailReason::DataRetriesExhausted, out);
+            return;
+        }
+        let first = self.consecutive_timeouts == 0;
+        self.consecutive_timeouts += 1;
+        self.stats.data_timeouts += 1;
+        let flight = self.snd_max - self.snd_una;
+        self.cc.on_rto(now, flight, first);
+        // RFC 6582 §3.2 step 1 / RFC 6675 §5.1: remember the recovery point, end any
+        // recovery, forget SACK information, go back N.
+        self.recovery = Recovery::None;
+        self.dupacks = 0;
+        self.recover = self.snd_max;
+        self.scoreboard.clear();
+        self.high_rxt = self.snd_una;
+        self.sacked_below_rxt = 0;
+        self.lost_boundary = self.snd_una;
+        self.sacked_above_lb = 0;
+        if self.ecn_ok {
+            self.cwr_pending = true;
+            self.ecn_high = self.snd_max;
+        }
+        self.snd_nxt = self.snd_una;
+        self.timed = None;
+        self.backoff = self.backoff.saturating_add(1);
+        self.rto_at = Some(now.saturating_add(self.rto()));
+        self.try_send(now, out);
+    }
+
+    fn on_persist_timeout(&mut self, now: Time, out: &mut TcpOutput) {
+        if !self.needs_persist() {
+            self.persist_backoff = 0;
+            return;
+        }
+        // A window probe as Linux's tcp_xmit_probe_skb: an old sequence number that the peer
+        // must answer with an ACK carrying its current window.
+        let seq = self.snd_una.saturating_sub(1);
+        let p = self.build(now, seq, Flags::ACK, 0);
+        self.stats.window_probes += 1;
+        out.packets.push(p);
+        self.persist_backoff = self.persist_backoff.saturating_add(1);
+        let mut r = self.rto();
+        for _ in 0..self.persist_backoff {
+            r = r.saturating_mul(2).min(self.cfg.max_rto);
+        }
+        self.persist_at = Some(now.saturating_add(r));
+    }
+
+    // ------------------------------------------------------------------ SACK scoreboard
+
+    fn sack_insert(&mut self, l: u64, r: u64) -> u64 {
+        let h = self.high_rxt;
+        let mut below = 0;
+        let n = self.scoreboard.insert(l, r, |a, b| {
+            if a < h {
+                below += b.min(h) - a;
+            }
+        });
+        self.sacked_below_rxt += below;
+        n
+    }
+
+    fn sack_trim(&mut self, una: u64) {
+        let h = self.high_rxt;
+        let mut below = 0;
+        self.scoreboard.remove_below(una, |a, b| {
+            if a < h {
+                below += b.min(h) - a;
+            }
+        });
+        self.sacked_below_rxt = self.sacked_below_rxt.saturating_sub(below);
+        if self.high_rxt < una {
+            self.high_rxt = una;
+            self.sacked_below_rxt = 0;
+        }
+    }
+
+    /// RFC 6675 IsLost for every hole at once: an unSACKed byte is lost when more than
+    /// (DupThresh - 1) * SMSS bytes above it are SACKed. Walks ranges from the top until that
+    /// many bytes are found (a handful of ranges).
+    fn update_lost_boundary(&mut self) {
+        let thresh = u64::from(self.cfg.dupack_threshold.max(1) - 1) * self.mss;
+        let mut acc = 0;
+        let mut lb = self.snd_una;
+        for (a, b) in self.scoreboard.iter_rev() {
+            acc += b - a;
+            if acc > thresh {
+                lb = a;
+                break;
+            }
+        }
+        self.lost_boundary = lb.max(self.snd_una);
+        self.sacked_above_lb = acc;
+    }
+
+    /// RFC 6675 SetPipe in O(1) from the counters: unSACKed bytes not lost, plus retransmitted
+    /// bytes (retransmissions go in sequence order, so they are the unSACKed bytes below
+    /// HighRxt).
+    fn compute_pipe(&mut self) {
+        let h = self.high_rxt.max(self.snd_una);
+        let sacked = self.scoreboard.bytes();
+        let sa_h = sacked.saturating_sub(self.sacked_below_rxt);
+        let lb = self.lost_boundary;
+        let sa_lb = self.sacked_above_lb;
+        let unsacked = (self.snd_max - self.snd_una).saturating_sub(sacked);
+        self.pipe = if lb > h {
+            let lost_not_rxt = (lb - h).saturating_sub(sa_h.saturating_sub(sa_lb));
+            unsacked.saturating_sub(lost_not_rxt)
+        } else {
+            let rxt_not_lost = (h - lb).saturating_sub(sa_lb.saturating_sub(sa_h));
+            unsacked + rxt_not_lost
+        };
+    }
+
+    /// RFC 6675 NextSeg.
+    fn next_seg(&self) -> Option<(u64, u64, SegKind)> {
+        let h = self.high_rxt.max(self.snd_una);
+        let mut p = h;
+        if let Some((_, b)) = self.scoreboard.containing(p) {
+            p = b;
+        }
+        let cap = self.scoreboard.next_from(p).map_or(self.snd_max, |(a, _)| a).min(self.snd_max);
+        // Rule 1: the first lost hole above HighRxt.
+        if p < self.lost_boundary && p < self.snd_max {
+            let e = self.seg_end(p, cap);
+            if e > p {
+                return Some((p, e, SegKind::Hole { skipped_to: p }));
+            }
+        }
+        // Rule 2: new data, if the receiver's window allows.
+        let limit = self.send_limit();
+        if self.snd_nxt < limit && self.snd_nxt >= self.snd_max {
+            let s = self.snd_nxt;
+            let e = self.seg_end(s, limit);
+            let data = e.min(self.data_end()).saturating_sub(s);
+            let room = (self.snd_una + self.snd_wnd).saturating_sub(s);
+            if e > s && (data == 0 || data <= room) {
+                return Some((s, e, SegKind::New));
+            }
+        }
+        // Rule 3: an unSACKed hole below the highest SACKed byte.
+        if let Some((_, top)) = self.scoreboard.last() {
+            if p < top && p < self.snd_max {
+                let e = self.seg_end(p, cap);
+                if e > p {
+                    return Some((p, e, SegKind::Hole { skipped_to: p }));
+                }
+            }
+        }
+        // Rule 4: one rescue retransmission of the highest unSACKed data per recovery.
+        if self.rescue_rxt.is_none_or(|r| self.snd_una > r) {
+            let hi = match self.scoreboard.last() {
+                Some((a, b)) if b >= self.snd_max => a,
+                _ => self.snd_max,
+            };
+            if hi > self.snd_una {
+                let floor = self.scoreboard.prev_before(hi).map_or(0, |(_, b)| b);
+                let lo = hi.saturating_sub(self.mss).max(self.snd_una).max(floor);
+                if lo < hi {
+                    return Some((lo, hi, SegKind::Rescue));
+                }
+            }
+        }
+        None
+    }
+
+    // ------------------------------------------------------------------ sending
+
+    /// Offset one past the last data byte the application wrote.
+    fn data_end(&self) -> u64 {
+        1 + self.app_total
+    }
+
+    /// Offset one past everything there is to send (data, then the FIN).
+    fn send_limit(&self) -> u64 {
+        self.data_end() + u64::from(self.fin_queued)
+    }
+
+    /// End of a segment starting at `s` of at most one MSS of data, not beyond `cap`, taking
+    /// the FIN along when it fits.
+    fn seg_end(&self, s: u64, cap: u64) -> u64 {
+        let de = self.data_end();
+        let mut e = s.saturating_add(self.mss).min(cap).min(de).max(s);
+        if e == de && self.fin_queued && cap > de {
+            e = de + 1;
+        }
+        e
+    }
+
+    fn needs_persist(&self) -> bool {
+        self.phase == Phase::Open
+            && self.snd_una >= self.snd_max
+            && self.snd_nxt < self.data_end()
+            && (self.snd_una + self.snd_wnd) <= self.snd_nxt
+    }
+
+    fn try_send(&mut self, now: Time, out: &mut TcpOutput) {
+        if self.phase != Phase::Open {
+            return;
+        }
+        if self.recovery == Recovery::Sack {
+            self.send_sack_recovery(now, out);
+        } else {
+            self.send_window(now, out);
+        }
+        if self.needs_persist() {
+            if self.persist_at.is_none() {
+                let r = self.rto();
+                self.persist_at = Some(now.saturating_add(r));
+            }
+        } else {
+            self.persist_at = None;
+        }
+    }
+
+    /// Window-based sending (RFC 5681): from SND.NXT while flight < min(cwnd, rwnd). After a
+    /// timeout SND.NXT is below the highest sequence sent and this goes back N, skipping
+    /// whatever SACK information arrived since (RFC 6675 §5.1).
+    fn send_window(&mut self, now: Time, out: &mut TcpOutput) {
+        loop {
+            let limit = self.send_limit();
+            if self.snd_nxt >= limit {
+                break;
+            }
+            let mut s = self.snd_nxt;
+            let mut cap = limit;
+            if s < self.snd_max {
+                if let Some((_, b)) = self.scoreboard.containing(s) {
+                    self.snd_nxt = b.min(self.snd_max).max(s + 1);
+                    continue;
+                }
+                cap = cap.min(self.snd_max);
+                if let Some((a, _)) = self.scoreboard.next_from(s) {
+                    cap = cap.min(a);
+                }
+            }
+            let mut e = self.seg_end(s, cap);
+            if e <= s {
+                break;
+            }
+            let data = e.min(self.data_end()).saturating_sub(s);
+            if data > 0 {
+                let flight = s - self.snd_una;
+                let mut cwnd = self.cc.cwnd();
+                if self.recovery == Recovery::None && self.dupacks > 0 && s >= self.snd_max {
+                    // RFC 3042 limited transmit.
+                    cwnd += u64::from(self.dupacks.min(2)) * self.mss;
+                }
+                let room_c = cwnd.saturating_sub(flight);
+                let room_r = (self.snd_una + self.snd_wnd).saturating_sub(s);
+                if data > room_c.min(room_r) {
+                    // Sender-side silly window avoidance (RFC 9293 §3.8.6.2.1): send less than
+                    // a full segment only into at least half the peer's largest window, or
+                    // when nothing is outstanding.
+                    let flightless = self.snd_una == s;
+                    if data <= room_c && room_r > 0 && (flightless || room_r >= self.max_snd_wnd / 2) {
+                        e = s + room_r;
+                    } else {
+                        break;
+                    }
+                }
+            }
+            self.emit_range(now, s, e, out);
+            s = e;
+            self.snd_nxt = s;
+        }
+    }
+
+    fn send_sack_recovery(&mut self, now: Time, out: &mut TcpOutput) {
+        while self.pipe + self.mss <= self.cc.cwnd() {
+            let Some((s, e, kind)) = self.next_seg() else { break };
+            self.emit_range(now, s, e, out);
+            match kind {
+                SegKind::Hole { skipped_to } => {
+                    let h = self.high_rxt.max(self.snd_una);
+                    self.sacked_below_rxt += skipped_to.saturating_sub(h);
+                    self.high_rxt = e;
+                }
+                SegKind::New => self.snd_nxt = e,
+                SegKind::Rescue => self.rescue_rxt = Some(self.recover),
+            }
+            self.pipe += e - s;
+        }
+    }
+
+    /// Transmits sequence range [s, e) (data, and the FIN if `e` passes the data end).
+    fn emit_range(&mut self, now: Time, s: u64, e: u64, out: &mut TcpOutput) {
+        let de = self.data_end();
+        let payload = e.min(de).saturating_sub(s);
+        let fin = e > de && self.fin_queued;
+        let retx = s < self.snd_max;
+        let mut flags = Flags::ACK;
+        if fin {
+            flags |= Flags::FIN;
+        }
+        if payload > 0 && e >= de {
+            flags |= Flags::PSH;
+        }
+        if self.cwr_pending && !retx && payload > 0 {
+            flags |= Flags::CWR;
+            self.cwr_pending = false;
+        }
+        let payload32 = payload.min(u64::from(u32::MAX)) as u32;
+        let mut p = self.build(now, s, flags, payload32);
+        if self.ecn_ok && payload > 0 && (!retx || self.dctcp) {
+            // RFC 3168 §6.1.5: no ECT on retransmissions (DCTCP keeps it, as Linux).
+            p.ecn = Ecn::Ect0;
+        }
+        if payload > 0 {
+            self.stats.data_segments_sent += 1;
+            self.stats.bytes_sent += payload;
+        }
+        if retx {
+            self.stats.retransmits += 1;
+            self.stats.bytes_retransmitted += payload;
+            self.timed = None; // Karn
+        } else if self.timed.is_none() {
+            self.timed = Some((e, now));
+        }
+        self.snd_max = self.snd_max.max(e);
+        if self.rto_at.is_none() {
+            self.rto_at = Some(now.saturating_add(self.rto()));
+        }
+        out.packets.push(p);
+    }
+
+    fn send_ack(&mut self, now: Time, out: &mut TcpOutput) {
+        if self.phase != Phase::Open {
+            return;
+        }
+        let p = self.build(now, self.snd_max, Flags::ACK, 0);
+        self.stats.pure_acks_sent += 1;
+        out.packets.push(p);
+    }
+
+    fn flush_ack(&mut self, now: Time, out: &mut TcpOutput) {
+        if self.ack_now {
+            self.send_ack(now, out);
+        }
+    }
+
+    fn rcv_window(&self) -> u32 {
+        self.cfg.rcv_buf.saturating_sub(self.ooo.bytes().min(u64::from(u32::MAX)) as u32)
+    }
+
+    fn base_packet(&self, now: Time, seq_off: u64, flags: Flags) -> Packet {
+        Packet {
+            created: now,
+            flow: self.ids.flow,
+            src: self.ids.local,
+            dst: self.ids.remote,
+            src_port: self.ids.local_port,
+            dst_port: self.ids.remote_port,
+            seq: to_wire(self.iss, seq_off),
+            flags,
+            proto: Proto::Tcp,
+            ecn: Ecn::NotEct,
+            ..Packet::default()
+        }
+    }
+
+    /// A non-SYN segment carrying the current ACK, window, SACK blocks and timestamps.
+    fn build(&mut self, now: Time, seq_off: u64, mut flags: Flags, payload: u32) -> Packet {
+        let mut options = 0;
+        if self.ts_ok {
+            options += TS_OPTION;
+        }
+        let mut p = self.base_packet(now, seq_off, flags);
+        p.payload = payload;
+        if flags.contains(Flags::ACK) {
+            p.ack = to_wire(self.irs, self.rcv_nxt);
+            let ece = if self.dctcp { self.ce_state } else { self.ece_pending };
+            if self.ecn_ok && ece {
+                flags |= Flags::ECE;
+            }
+            if self.sack_ok && !self.ooo.is_empty() {
+                let n = self.fill_sack(&mut p, ((MAX_OPTIONS - options - 4) / 8) as usize);
+                if n > 0 {
+                    options += (2 + 8 * n as u32).div_ceil(4) * 4;
+                }
+            }
+            self.last_ack_sent = self.rcv_nxt;
+            self.ack_now = false;
+            self.delack_at = None;
+            self.delack_bytes = 0;
+        }
+        p.flags = flags;
+        let wnd = self.rcv_window();
+        p.window = wnd;
+        self.rcv_adv = self.rcv_adv.max(self.rcv_nxt + u64::from(wnd));
+        if self.ts_ok {
+            p.ts_val = now;
+            p.ts_ecr = self.ts_recent;
+        }
+        p.size = L2_L3_HEADER + TCP_HEADER + options + payload;
+        self.stats.segments_sent += 1;
+        p
+    }
+
+    /// RFC 2018 §4: the block holding the most recent arrival first, then the most recently
+    /// reported others, then any remaining ranges from the lowest up.
+    fn fill_sack(&self, p: &mut Packet, room: usize) -> usize {
+        let room = room.min(MAX_SACK);
+        let mut blocks = [(0u64, 0u64); MAX_SACK];
+        let mut n = 0;
+        let recent = self.sack_recent[..self.sack_recent_len].iter().filter_map(|&x| self.ooo.containing(x));
+        for iv in recent.chain(self.ooo.iter()) {
+            if n == room {
+                break;
+            }
+            if !blocks[..n].contains(&iv) {
+                blocks[n] = iv;
+                n += 1;
+            }
+        }
+        for (i, &(a, b)) in blocks[..n].iter().enumerate() {
+            p.sack[i] = (to_wire(self.irs, a), to_wire(self.irs, b));
+        }
+        p.sack_len = n as u8;
+        n
+    }
+
+    fn note_sack_arrival(&mut self, x: u64) {
+        let Some(cur) = self.ooo.containing(x) else { return };
+        let mut list = [0u64; MAX_SACK];
+        let mut seen = [(0u64, 0u64); MAX_SACK];
+        list[0] = x;
+        seen[0] = cur;
+        let mut n = 1;
+        for &y in &self.sack_recent[..self.sack_recent_len] {
+            if n == MAX_SACK {
+                break;
+            }
+            if let Some(iv) = self.ooo.containing(y) {
+                if !seen[..n].contains(&iv) {
+                    list[n] = y;
+                    seen[n] = iv;
+                    n += 1;
+                }
+            }
+        }
+        self.sack_recent = list;
+        self.sack_recent_len = n;
+    }
+
+    // ------------------------------------------------------------------ receiving
+
+    fn process_data(&mut self, now: Time, pkt: &Packet, seq: u64, out: &mut TcpOutput) {
+        let len = u64::from(pkt.payload);
+        let ce = pkt.ecn == Ecn::Ce;
+        if ce {
+            self.stats.ecn_marks_received += 1;
+        }
+        // RFC 7323 §4.3: TS.Recent from segments that start at or before Last.ACK.sent.
+        if self.ts_ok && pkt.ts_val != 0 && seq <= self.last_ack_sent && pkt.ts_val >= self.ts_recent {
+            self.ts_recent = pkt.ts_val;
+        }
+        if self.ecn_ok {
+            if self.dctcp {
+                if len > 0 && ce != self.ce_state {
+                    // RFC 8257 §3.2: on a CE change, first ACK what was delayed with the old
+                    // state, then ACK this segment at once with the new one.
+                    if self.delack_at.is_some() {
+                        self.send_ack(now, out);
+                    }
+                    self.ce_state = ce;
+                    self.ack_now = true;
+                }
+            } else {
+                if pkt.has(Flags::CWR) {
+                    self.ece_pending = false;
+                }
+                if ce {
+                    self.ece_pending = true;
+                }
+            }
+        }
+        if len > 0 {
+            let end = seq + len;
+            let limit = self.rcv_adv.max(self.rcv_nxt + u64::from(self.rcv_window()));
+            let s = seq.max(self.rcv_nxt);
+            let e = end.min(limit);
+            if end <= self.rcv_nxt {
+                self.stats.duplicate_arrivals += 1;
+                self.ack_now = true;
+            } else if s >= e {
+                self.ack_now = true;
+            } else if s == self.rcv_nxt {
+                let had_ooo = !self.ooo.is_empty();
+                self.rcv_nxt = e;
+                if had_ooo {
+                    while let Some((a, b)) = self.ooo.first() {
+                        if a > self.rcv_nxt {
+                            break;
+                        }
+                        self.rcv_nxt = self.rcv_nxt.max(b);
+                        self.ooo.remove_below(self.rcv_nxt, |_, _| {});
+                    }
+                    // RFC 5681 §4.2: ACK at once when data fills (part of) a gap.
+                    self.ack_now = true;
+                }
+                if e < end {
+                    self.ack_now = true;
+                }
+                self.deliver(out);
+                match self.cfg.delayed_ack {
+                    DelayedAck::Off => self.ack_now = true,
+                    DelayedAck::On { timeout } => {
+                        self.delack_bytes += e - s;
+                        if self.delack_bytes >= 2 * self.mss {
+                            self.ack_now = true;
+                        } else if !self.ack_now && self.delack_at.is_none() {
+                            self.delack_at = Some(now.saturating_add(timeout));
+                        }
+                    }
+                }
+            } else {
+                self.ooo.insert(s, e, |_, _| {});
+                self.stats.out_of_order_arrivals += 1;
+                self.note_sack_arrival(s);
+                self.ack_now = true;
+            }
+        } else if !pkt.has(Flags::FIN) && seq < self.rcv_nxt {
+            // A window probe or keep-alive: answer with an ACK.
+            self.ack_now = true;
+        }
+        if pkt.has(Flags::FIN) {
+            let fin_at = seq + len;
+            if fin_at >= self.rcv_nxt && self.peer_fin_at.is_none() {
+                self.peer_fin_at = Some(fin_at);
+            }
+            self.ack_now = true;
+        }
+        if let Some(f) = self.peer_fin_at {
+            if !self.peer_fin && self.rcv_nxt == f {
+                self.rcv_nxt += 1;
+                self.peer_fin = true;
+                self.ack_now = true;
+                out.events.push(TcpEvent::PeerClosed);
+            }
+        }
+    }
+
+    fn deliver(&mut self, out: &mut TcpOutput) {
+        let total = self.rcv_nxt.saturating_sub(1 + u64::from(self.peer_fin));
+        if total > self.stats.bytes_delivered {
+            self.stats.bytes_delivered = total;
+            out.events.push(TcpEvent::Delivered { total });
+        }
+    }
+
+    fn check_closed(&mut self, now: Time, out: &mut TcpOutput) {
+        if !self.closed_reported && self.fin_queued && self.peer_fin && self.snd_una > self.data_end() {
+            self.closed_reported = true;
+            self.stats.closed_at = Some(now);
+            self.rto_at = None;
+            self.persist_at = None;
+            out.events.push(TcpEvent::Closed);
+        }
+    }
+
+    // ------------------------------------------------------------------ RTT
+
+    /// RTT measurement on an ACK that acknowledged new data up to `ack`: from the timestamp
+    /// echo when timestamps are in use (RFC 7323 §4), otherwise (or when the echo is empty)
+    /// from the one timed segment if it was never retransmitted (Karn).
+    fn rtt_on_ack(&mut self, now: Time, pkt: &Packet, ack: u64) {
+        let mut sample = None;
+        if self.ts_ok && pkt.ts_ecr != 0 && pkt.ts_ecr <= now {
+            sample = Some(now - pkt.ts_ecr);
+        }
+        if let Some((end, sent)) = self.timed {
+            if ack >= end {
+                if sample.is_none() && sent <= now {
+                    sample = Some(now - sent);
+                }
+                self.timed = None;
+            }
+        }
+        if let Some(r) = sample {
+            self.rtt_sample(r);
+        }
+    }
+
+    /// RFC 6298 §2.
+    fn rtt_sample(&mut self, r: Time) {
+        self.stats.rtt_samples += 1;
+        match self.srtt {
+            None => {
+                self.srtt = Some(r);
+                self.rttvar = r / 2;
+            }
+            Some(s) => {
+                let d = s.abs_diff(r);
+                self.rttvar = (self.rttvar.saturating_mul(3).saturating_add(d)) / 4;
+                self.srtt = Some((s.saturating_mul(7).saturating_add(r)) / 8);
+            }
+        }
+        let srtt = self.srtt.unwrap_or(r);
+        let rto = srtt.saturating_add(CLOCK_GRANULARITY.max(self.rttvar.saturating_mul(4)));
+        self.rto_base = rto.max(self.cfg.min_rto).min(self.cfg.max_rto);
+    }
+}
