@@ -2,7 +2,7 @@
 //
 // Topology (2 links, 3 nodes):
 //
-//     sender ==[access link: --access-rate, --delay]== switch ==[bottleneck: --rate, --delay]== receiver
+//     sender ==[access: --access-rate, --delay]== switch ==[bottleneck: --rate, --delay]== receiver
 //
 // * The "switch" is an ns-3 IPv4 router node: store-and-forward, zero processing delay, one
 //   DropTail device queue per egress port (--queue-packets, default 100 packets).
@@ -93,7 +93,7 @@ main(int argc, char* argv[])
 
     // ---- applications -----------------------------------------------------------------------
     const uint16_t port = 5000;
-    PacketSinkHelper sinkHelper("ns3::TcpSocketFactory", InetSocketAddress(Ipv4Address::GetAny(), port));
+    PacketSinkHelper sinkHelper("ns3::TcpSocketFactory", AnyAddress(port));
     ApplicationContainer sinkApps = sinkHelper.Install(receiver);
     sinkApps.Start(Seconds(0));
     Ptr<PacketSink> sink = DynamicCast<PacketSink>(sinkApps.Get(0));
@@ -110,9 +110,8 @@ main(int argc, char* argv[])
     mon.AttachAfterStart(app, Seconds(0));
 
     // Bottleneck = switch egress toward the receiver (bnDevs.Get(0)).
-    Ptr<Queue<Packet>> bnQueue = DynamicCast<PointToPointNetDevice>(bnDevs.Get(0))->GetQueue();
-    Ptr<Queue<Packet>> senderNicQueue =
-        DynamicCast<PointToPointNetDevice>(accessDevs.Get(0))->GetQueue();
+    Ptr<Queue<Packet>> bnQueue = DevQueue(bnDevs.Get(0));
+    Ptr<Queue<Packet>> senderNicQueue = DevQueue(accessDevs.Get(0));
     TcDropCounter swDrops(sw, port);
     TcDropCounter senderDrops(sender, port);
     TcDropCounter receiverDrops(receiver, port);
@@ -136,8 +135,7 @@ main(int argc, char* argv[])
     // device queue itself recorded (should be 0 thanks to flow control).
     uint64_t bnDrops = swDrops.toPort + bnQueue->GetTotalDroppedPackets();
     uint64_t hostDrops = senderDrops.total + receiverDrops.total +
-                         senderNicQueue->GetTotalDroppedPackets() +
-                         DynamicCast<PointToPointNetDevice>(bnDevs.Get(1))->GetQueue()->GetTotalDroppedPackets();
+                         DevQueueDrops(accessDevs.Get(0)) + DevQueueDrops(bnDevs.Get(1));
     double util = static_cast<double>(bnTx.bytes) * 8.0 /
                   (static_cast<double>(rate.GetBitRate()) * duration.GetSeconds());
 

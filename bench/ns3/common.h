@@ -457,7 +457,8 @@ class TcpMonitor
         Sock* st = new Sock{this, SequenceNumber32(0), false};
         m_socks.push_back(st);
         bool ok = tcp->TraceConnectWithoutContext("Tx", MakeBoundCallback(&TcpMonitor::OnTx, st));
-        ok = ok && tcp->TraceConnectWithoutContext("RTO", MakeBoundCallback(&TcpMonitor::OnRto, st));
+        ok = ok &&
+             tcp->TraceConnectWithoutContext("RTO", MakeBoundCallback(&TcpMonitor::OnRto, st));
         ok = ok && tcp->TraceConnectWithoutContext("CongState",
                                                    MakeBoundCallback(&TcpMonitor::OnCongState, st));
         NS_ABORT_MSG_UNLESS(ok, "TcpSocketBase trace sources Tx/RTO/CongState not found");
@@ -621,6 +622,27 @@ MakeLink(Ptr<Node> a,
     return d;
 }
 
+/// The DropTail device queue of a point-to-point device.
+inline Ptr<Queue<Packet>>
+DevQueue(Ptr<NetDevice> dev)
+{
+    return DynamicCast<PointToPointNetDevice>(dev)->GetQueue();
+}
+
+/// Packets the device queue itself dropped (0 in practice, see TcDropCounter).
+inline uint64_t
+DevQueueDrops(Ptr<NetDevice> dev)
+{
+    return DevQueue(dev)->GetTotalDroppedPackets();
+}
+
+/// The TCP sink's listening address on `port`.
+inline Address
+AnyAddress(uint16_t port)
+{
+    return InetSocketAddress(Ipv4Address::GetAny(), port);
+}
+
 /// PITFALL: Ipv4AddressHelper::Assign() installs ns-3's default root queue disc
 /// (FqCoDelQueueDisc, via TrafficControlHelper::Default) on every device that has none.
 /// Uninstalling BEFORE Assign() does not help (Assign installs it); it must be removed AFTER
@@ -670,7 +692,8 @@ class TcDropCounter
     {
         Ptr<TrafficControlLayer> tc = node->GetObject<TrafficControlLayer>();
         NS_ABORT_MSG_UNLESS(tc, "no TrafficControlLayer");
-        bool ok = tc->TraceConnectWithoutContext("TcDrop", MakeCallback(&TcDropCounter::OnDrop, this));
+        bool ok =
+            tc->TraceConnectWithoutContext("TcDrop", MakeCallback(&TcDropCounter::OnDrop, this));
         NS_ABORT_MSG_UNLESS(ok, "TrafficControlLayer has no TcDrop trace source");
     }
 

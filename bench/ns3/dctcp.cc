@@ -215,7 +215,7 @@ main(int argc, char* argv[])
 
     // ---- applications -----------------------------------------------------------------------
     const uint16_t port = 5000;
-    PacketSinkHelper sinkHelper("ns3::TcpSocketFactory", InetSocketAddress(Ipv4Address::GetAny(), port));
+    PacketSinkHelper sinkHelper("ns3::TcpSocketFactory", AnyAddress(port));
     ApplicationContainer sinkApps = sinkHelper.Install(receiver);
     sinkApps.Start(Seconds(0));
     Ptr<PacketSink> sink = DynamicCast<PacketSink>(sinkApps.Get(0));
@@ -239,7 +239,7 @@ main(int argc, char* argv[])
     }
 
     // ---- instrumentation --------------------------------------------------------------------
-    Ptr<Queue<Packet>> bnDevQueue = DynamicCast<PointToPointNetDevice>(rcvDevs.Get(0))->GetQueue();
+    Ptr<Queue<Packet>> bnDevQueue = DevQueue(rcvDevs.Get(0));
     TcDropCounter swDrops(sw, port);
     std::vector<std::unique_ptr<TcDropCounter>> hostDropCounters;
     for (uint32_t i = 0; i < nFlows; ++i)
@@ -276,9 +276,9 @@ main(int argc, char* argv[])
     }
     for (auto& d : senderDevs)
     {
-        hostDrops += DynamicCast<PointToPointNetDevice>(d.Get(0))->GetQueue()->GetTotalDroppedPackets();
+        hostDrops += DevQueueDrops(d.Get(0));
     }
-    hostDrops += DynamicCast<PointToPointNetDevice>(rcvDevs.Get(1))->GetQueue()->GetTotalDroppedPackets();
+    hostDrops += DevQueueDrops(rcvDevs.Get(1));
 
     uint64_t rx = sink->GetTotalRx();
     double T = duration.GetSeconds();

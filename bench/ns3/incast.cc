@@ -18,12 +18,16 @@
 // Workload (barrier / "synchronised reads" model):
 // * Round r starts at time T_r. At T_r every sender opens a NEW TCP connection to the
 //   receiver (a fresh BulkSendApplication with MaxBytes = --bytes, default 65536) and sends
-//   --bytes bytes, then closes. No request packet is modelled: all senders start at T_r.
+//   --bytes bytes, then closes. No request packet is modelled: all senders start at T_r
+//   (with --jitter=J > 0, sender i starts at T_r + U_i, U_i ~ uniform[0, J) from a seeded
+//   ns-3 stream; default J = 0).
 // * A flow completes when the receiver's PacketSink has received all --bytes of it. Flow
-//   completion time (FCT) = completion time - T_r; it includes the 3-way handshake (the SYN
-//   leaves at T_r).
-// * Round completion time (RCT) = max FCT of the round's flows, i.e. the time the last byte
-//   of the round reaches the receiver application, minus T_r.
+//   completion time (FCT) = completion time - the flow's start (T_r + U_i); it includes the
+//   3-way handshake (the SYN leaves at the flow's start).
+// * With J = 0 every round starts from the same state (fresh connections, empty queues: the
+//   round ends only when every data byte has been delivered), so all rounds are identical.
+// * Round completion time (RCT) = the time the last byte of the round reaches the receiver
+//   application, minus T_r (= max FCT when J = 0).
 // * Barrier: T_{r+1} = T_r + RCT_r + --round-gap (default 0): the next round starts the
 //   instant the last byte of the previous round arrives (an idealised, zero-delay barrier).
 //   FIN exchanges of the old connections overlap with the new round.
@@ -49,6 +53,8 @@ class IncastDriver
     uint32_t bytes = 65536;
     uint32_t rounds = 100;
     Time gap = Seconds(0);
+    Time jitter = Seconds(0);
+    Ptr<UniformRandomVariable> rng;
     TcpMonitor* mon = nullptr;
 
     std::vector<double> fcts;      // every flow's FCT (s), in completion order
@@ -77,7 +83,7 @@ class IncastDriver
         {
             m_done[i] = true;
             m_nDone++;
-            fcts.push_back((Simulator::Now() - m_roundStart).GetSeconds());
+            fcts.push_back((Simulator::Now() - m_roundStart - m_offset[i]).GetSeconds());
             if (m_nDone == senders.size())
             {
                 EndRound();
@@ -97,6 +103,7 @@ class IncastDriver
     std::map<uint32_t, uint32_t> m_index; // sender IPv4 -> index
     std::vector<uint64_t> m_got;
     std::vector<bool> m_done;
+    std::vector<Time> m_offset; // sender i starts at round start + m_offset[i]
     uint32_t m_nDone = 0;
     Time m_roundStart;
 
@@ -109,19 +116,27 @@ class IncastDriver
         }
         m_got.assign(senders.size(), 0);
         m_done.assign(senders.size(), false);
+        m_offset.assign(senders.size(), Seconds(0));
         m_nDone = 0;
         for (uint32_t i = 0; i < senders.size(); ++i)
         {
+            // Optional start jitter, uniform in [0, jitter), drawn in sender order from one
+            // seeded stream. Default 0: every sender starts exactly at the round start.
+            if (jitter.IsStrictlyPositive())
+            {
+                double ns = rng->GetValue(0.0, static_cast<double>(jitter.GetNanoSeconds()));
+                m_offset[i] = NanoSeconds(static_cast<int64_t>(ns));
+            }
             // A new BulkSendApplication = a new TCP connection (new ephemeral port) per round.
             BulkSendHelper bulk("ns3::TcpSocketFactory", sinkAddress);
             bulk.SetAttribute("MaxBytes", UintegerValue(bytes));
             // One write of the whole response (the socket buffer is large enough).
             bulk.SetAttribute("SendSize", UintegerValue(bytes));
             ApplicationContainer a = bulk.Install(senders[i]);
-            // Start "now": Node::AddApplication (inside Install) schedules the app's
-            // Initialize at +0, which schedules StartApplication at +0 (start time 0).
-            a.Start(Seconds(0));
-            mon->AttachAfterStart(DynamicCast<BulkSendApplication>(a.Get(0)), Seconds(0));
+            // Node::AddApplication (inside Install) schedules the app's Initialize at +0,
+            // which schedules StartApplication at +offset (the start time is relative).
+            a.Start(m_offset[i]);
+            mon->AttachAfterStart(DynamicCast<BulkSendApplication>(a.Get(0)), m_offset[i]);
         }
     }
 
@@ -152,6 +167,7 @@ main(int argc, char* argv[])
     uint32_t bytes = 65536;       // per sender per round ("64 KB")
     uint32_t rounds = 100;
     Time gap = Seconds(0);        // idle time between the end of a round and the next start
+    Time jitter = Seconds(0);     // per-sender start jitter within a round (0 = none)
     uint32_t queuePackets = 100;  // switch egress DropTail queue (every port)
     uint32_t hostQueuePackets = 10000;
     Time sampleInterval = MicroSeconds(100);
@@ -167,6 +183,7 @@ main(int argc, char* argv[])
     cmd.AddValue("bytes", "bytes per sender per round", bytes);
     cmd.AddValue("rounds", "number of rounds", rounds);
     cmd.AddValue("round-gap", "idle time between a round's end and the next round", gap);
+    cmd.AddValue("jitter", "each sender starts uniform[0, jitter) after the round start", jitter);
     cmd.AddValue("queue-packets", "switch egress DropTail queue size (packets)", queuePackets);
     cmd.AddValue("host-queue-packets", "host NIC device queue size (packets)", hostQueuePackets);
     cmd.AddValue("sample-interval", "bottleneck queue sampling period (0 = off)", sampleInterval);
@@ -195,7 +212,8 @@ main(int argc, char* argv[])
 
     Ipv4AddressHelper addr;
     // Receiver link: device 0 on the switch (the bottleneck egress), device 1 on the receiver.
-    NetDeviceContainer rcvDevs = MakeLink(sw, receiver, rate, delay, queuePackets, hostQueuePackets);
+    NetDeviceContainer rcvDevs =
+        MakeLink(sw, receiver, rate, delay, queuePackets, hostQueuePackets);
     addr.SetBase("10.1.0.0", "255.255.255.0");
     Ipv4InterfaceContainer rcvIf = addr.Assign(rcvDevs);
 
@@ -220,7 +238,7 @@ main(int argc, char* argv[])
 
     // ---- applications -----------------------------------------------------------------------
     const uint16_t port = 5000;
-    PacketSinkHelper sinkHelper("ns3::TcpSocketFactory", InetSocketAddress(Ipv4Address::GetAny(), port));
+    PacketSinkHelper sinkHelper("ns3::TcpSocketFactory", AnyAddress(port));
     ApplicationContainer sinkApps = sinkHelper.Install(receiver);
     sinkApps.Start(Seconds(0));
     Ptr<PacketSink> sink = DynamicCast<PacketSink>(sinkApps.Get(0));
@@ -236,13 +254,16 @@ main(int argc, char* argv[])
     drv.bytes = bytes;
     drv.rounds = rounds;
     drv.gap = gap;
+    drv.jitter = jitter;
+    drv.rng = CreateObject<UniformRandomVariable>();
+    drv.rng->SetStream(1); // fixed stream: draws depend only on --seed/--run
     drv.mon = &mon;
     drv.Init();
     sink->TraceConnectWithoutContext("Rx", MakeCallback(&IncastDriver::OnRx, &drv));
     drv.Start(Seconds(0));
 
     // ---- instrumentation --------------------------------------------------------------------
-    Ptr<Queue<Packet>> bnQueue = DynamicCast<PointToPointNetDevice>(rcvDevs.Get(0))->GetQueue();
+    Ptr<Queue<Packet>> bnQueue = DevQueue(rcvDevs.Get(0));
     TcDropCounter swDrops(sw, port);
     std::vector<std::unique_ptr<TcDropCounter>> hostDropCounters;
     for (uint32_t i = 0; i < nSenders; ++i)
@@ -265,10 +286,10 @@ main(int argc, char* argv[])
     {
         hostDrops += c->total;
     }
-    hostDrops += DynamicCast<PointToPointNetDevice>(rcvDevs.Get(1))->GetQueue()->GetTotalDroppedPackets();
+    hostDrops += DevQueueDrops(rcvDevs.Get(1));
     for (auto& d : senderDevs)
     {
-        hostDrops += DynamicCast<PointToPointNetDevice>(d.Get(0))->GetQueue()->GetTotalDroppedPackets();
+        hostDrops += DevQueueDrops(d.Get(0));
     }
     double span = (drv.lastEnd - drv.firstStart).GetSeconds();
     double goodput = span > 0 ? static_cast<double>(drv.totalBytes) * 8.0 / span : 0.0;
@@ -292,6 +313,7 @@ main(int argc, char* argv[])
         .UInt("bytes_per_sender", bytes)
         .UInt("rounds", rounds)
         .Num("round_gap_s", gap.GetSeconds())
+        .Num("jitter_s", jitter.GetSeconds())
         .Str("barrier", "next round starts round_gap after the last byte of the round reaches "
                         "the receiver application; new TCP connection per flow per round")
         .UInt("queue_packets", queuePackets)

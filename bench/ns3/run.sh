@@ -5,7 +5,8 @@
 #   bench/ns3/run.sh --quick    CI runs:   bulk 1 s,  incast 10 rounds,  dctcp & newreno 1 s
 #
 # Extra arguments after the mode are passed to every program (e.g. --min-rto=10ms).
-# Builds first if a binary is missing. Prints a one-line summary per run on stderr.
+# (Re)builds first if a binary is missing or older than its sources. Prints a one-line
+# summary per run on stderr.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -20,7 +21,8 @@ fi
 extra=("$@")
 
 for prog in bulk incast dctcp; do
-    if [ ! -x "$build/$prog" ]; then
+    bin="$build/$prog"
+    if [ ! -x "$bin" ] || [ "$here/$prog.cc" -nt "$bin" ] || [ "$here/common.h" -nt "$bin" ]; then
         "$here/build.sh"
         break
     fi

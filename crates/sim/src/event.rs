@@ -107,7 +107,11 @@ impl EventQueue {
     /// Schedules `event` at `time`.
     #[inline]
     pub fn push(&mut self, time: Time, event: Event) {
-        self.heap.push(Entry { time, seq: self.seq, event });
+        self.heap.push(Entry {
+            time,
+            seq: self.seq,
+            event,
+        });
         self.seq += 1;
     }
     /// Removes and returns the earliest event.

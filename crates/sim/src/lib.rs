@@ -14,17 +14,17 @@
 #![warn(missing_docs)]
 
 pub mod config;
+pub mod event;
 pub mod packet;
+pub mod plot;
+pub mod queue;
+pub mod report;
 pub mod scenario;
+pub mod sim;
+pub mod switch;
+pub mod tap;
 pub mod tcp;
 pub mod time;
 pub mod topology;
 pub mod units;
 pub mod workload;
-pub mod event;
-pub mod queue;
-pub mod plot;
-pub mod report;
-pub mod sim;
-pub mod switch;
-pub mod tap;

@@ -42,7 +42,13 @@ const COLORS: [RGBColor; 6] = [
 ];
 
 /// Line plot of named (x, y) series.
-pub fn lines(path: &Path, title: &str, x_label: &str, y_label: &str, series: &[(String, Vec<(f64, f64)>)]) -> Result<(), PlotError> {
+pub fn lines(
+    path: &Path,
+    title: &str,
+    x_label: &str,
+    y_label: &str,
+    series: &[(String, Vec<(f64, f64)>)],
+) -> Result<(), PlotError> {
     ensure_font();
     let (mut x0, mut x1, mut y1) = (f64::MAX, f64::MIN, 0.0f64);
     for (_, pts) in series {
@@ -66,7 +72,13 @@ pub fn lines(path: &Path, title: &str, x_label: &str, y_label: &str, series: &[(
         .y_label_area_size(70)
         .build_cartesian_2d(x0..x1, 0.0..y1)
         .map_err(err)?;
-    chart.configure_mesh().x_desc(x_label).y_desc(y_label).label_style(("sans-serif", 14)).draw().map_err(err)?;
+    chart
+        .configure_mesh()
+        .x_desc(x_label)
+        .y_desc(y_label)
+        .label_style(("sans-serif", 14))
+        .draw()
+        .map_err(err)?;
     for (i, (name, pts)) in series.iter().enumerate() {
         let c = COLORS[i % COLORS.len()];
         chart
@@ -96,7 +108,10 @@ pub fn cdf(path: &Path, title: &str, x_label: &str, series: &[(String, Vec<f64>)
             let mut v = v.clone();
             v.sort_by(f64::total_cmp);
             let n = v.len().max(1) as f64;
-            (name.clone(), v.iter().enumerate().map(|(i, &x)| (x, (i + 1) as f64 / n)).collect())
+            (
+                name.clone(),
+                v.iter().enumerate().map(|(i, &x)| (x, (i + 1) as f64 / n)).collect(),
+            )
         })
         .collect();
     lines(path, title, x_label, "CDF", &curves)

@@ -255,7 +255,13 @@ impl EgressQueues {
                     marked = true;
                 }
             }
-            Marking::Red { min_bytes, max_bytes, max_p, weight, ecn } => {
+            Marking::Red {
+                min_bytes,
+                max_bytes,
+                max_p,
+                weight,
+                ecn,
+            } => {
                 let cq = &mut self.classes[ci];
                 cq.red_avg = (1.0 - weight) * cq.red_avg + weight * cq.bytes as f64;
                 let avg = cq.red_avg;
@@ -293,7 +299,12 @@ impl EgressQueues {
             self.stats.marked += 1;
         }
         let cq = &mut self.classes[ci];
-        cq.q.push_back(Queued { pkt: pkt_id, size: pkt.size, last_bit, enqueued: now });
+        cq.q.push_back(Queued {
+            pkt: pkt_id,
+            size: pkt.size,
+            last_bit,
+            enqueued: now,
+        });
         cq.bytes += size;
         self.total_bytes += size;
         self.total_packets += 1;
@@ -331,18 +342,34 @@ mod tests {
     use rand::SeedableRng;
 
     fn pkt(size: u32, class: u8, ecn: Ecn) -> Packet {
-        Packet { size, class, ecn, ..Packet::default() }
+        Packet {
+            size,
+            class,
+            ecn,
+            ..Packet::default()
+        }
     }
 
     #[test]
     fn limits_priorities_and_reasons() {
-        let mut q = EgressQueues::new(QueueConfig { classes: 2, limit_packets: 2, ..QueueConfig::default() });
+        let mut q = EgressQueues::new(QueueConfig {
+            classes: 2,
+            limit_packets: 2,
+            ..QueueConfig::default()
+        });
         let mut buf = SharedBuffer::new(BufferConfig::Dedicated);
         let mut rng = Pcg64::seed_from_u64(1);
         for i in 0..3 {
             let mut p = pkt(100, 1, Ecn::NotEct);
             let a = q.enqueue(PacketId(i), &mut p, 0, 0, &mut buf, &mut rng);
-            assert_eq!(a, if i < 2 { Admission::Queued { marked: false } } else { Admission::Dropped(DropReason::QueuePackets) });
+            assert_eq!(
+                a,
+                if i < 2 {
+                    Admission::Queued { marked: false }
+                } else {
+                    Admission::Dropped(DropReason::QueuePackets)
+                }
+            );
         }
         let mut hi = pkt(60, 0, Ecn::NotEct);
         q.enqueue(PacketId(9), &mut hi, 0, 0, &mut buf, &mut rng);
@@ -355,8 +382,14 @@ mod tests {
     #[test]
     fn dynamic_threshold_limits_one_queue_to_alpha_of_free() {
         // 10 kB pool, alpha 1: a lone queue converges to half the pool.
-        let mut buf = SharedBuffer::new(BufferConfig::Dynamic { bytes: 10_000, alpha: 1.0 });
-        let mut q = EgressQueues::new(QueueConfig { limit_packets: 0, ..QueueConfig::default() });
+        let mut buf = SharedBuffer::new(BufferConfig::Dynamic {
+            bytes: 10_000,
+            alpha: 1.0,
+        });
+        let mut q = EgressQueues::new(QueueConfig {
+            limit_packets: 0,
+            ..QueueConfig::default()
+        });
         let mut rng = Pcg64::seed_from_u64(1);
         let mut admitted = 0;
         for i in 0..100 {
@@ -381,7 +414,10 @@ mod tests {
         let marks: Vec<bool> = (0..5)
             .map(|i| {
                 let mut p = pkt(100, 0, Ecn::Ect0);
-                matches!(q.enqueue(PacketId(i), &mut p, 0, 0, &mut buf, &mut rng), Admission::Queued { marked: true })
+                matches!(
+                    q.enqueue(PacketId(i), &mut p, 0, 0, &mut buf, &mut rng),
+                    Admission::Queued { marked: true }
+                )
             })
             .collect();
         // Queue before each arrival: 0, 100, 200, 300, 400 bytes; K = 250.
@@ -390,7 +426,10 @@ mod tests {
 
     #[test]
     fn watched_levels() {
-        let mut q = EgressQueues::new(QueueConfig { limit_packets: 0, ..QueueConfig::default() });
+        let mut q = EgressQueues::new(QueueConfig {
+            limit_packets: 0,
+            ..QueueConfig::default()
+        });
         q.set_watch(vec![300, 100]);
         let mut buf = SharedBuffer::new(BufferConfig::Dedicated);
         let mut rng = Pcg64::seed_from_u64(1);

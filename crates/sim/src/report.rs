@@ -82,7 +82,9 @@ pub fn write_flows(sim: &Sim, w: &mut impl Write) -> io::Result<FlowStats> {
         if r.failed.is_some() {
             st.failed += 1;
         }
-        let goodput = fct.filter(|&f| f > 0).map_or(0.0, |f| r.delivered as f64 * 8.0 / as_secs(f));
+        let goodput = fct
+            .filter(|&f| f > 0)
+            .map_or(0.0, |f| r.delivered as f64 * 8.0 / as_secs(f));
         writeln!(
             w,
             "{},{},{},{},{},{:.9},{},{},{},{},{},{:.0},{},{},{},{},{},{}",
@@ -132,7 +134,15 @@ pub fn write_drops(sim: &Sim, w: &mut impl Write) -> io::Result<u64> {
 pub fn write_queues(sim: &Sim, w: &mut impl Write) -> io::Result<()> {
     writeln!(w, "time_s,node,port,bytes,packets")?;
     for s in &sim.samples {
-        writeln!(w, "{:.9},{},{},{},{}", as_secs(s.time), sim.nodes()[s.node.0 as usize].name, s.port, s.bytes, s.packets)?;
+        writeln!(
+            w,
+            "{:.9},{},{},{},{}",
+            as_secs(s.time),
+            sim.nodes()[s.node.0 as usize].name,
+            s.port,
+            s.bytes,
+            s.packets
+        )?;
     }
     Ok(())
 }

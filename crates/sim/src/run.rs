@@ -74,7 +74,7 @@ pub fn build(sc: &Scenario, out_dir: Option<&Path>) -> Result<Sim, RunError> {
         sc.tcp,
         flows,
         sc.seed,
-        SimOptions { queue_sample_interval: sc.output.queue_sample_interval },
+        SimOptions { queue_sample_interval: sc.output.queue_sample_interval, ..SimOptions::default() },
     );
     if let Some(dir) = out_dir {
         for spec in &sc.output.pcap {

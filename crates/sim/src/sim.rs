@@ -77,8 +77,11 @@ struct FlowState {
 /// Options for a run.
 #[derive(Debug, Clone, Default)]
 pub struct SimOptions {
-    /// Sample every switch port's queue at this interval (0: never).
+    /// Sample queues at this interval (0: never).
     pub queue_sample_interval: Time,
+    /// Ports to sample at every tick, empty or not. When empty, every switch port is sampled
+    /// but only non-empty queues are recorded (so large topologies stay small on disk).
+    pub sample_ports: Vec<(NodeId, u16)>,
 }
 
 /// One queue sample.
@@ -149,15 +152,27 @@ impl Sim {
                 } else {
                     crate::config::BufferConfig::Dedicated
                 }),
-                forwarding: if n.kind == NodeKind::Switch { switch.forwarding } else { Forwarding::StoreAndForward },
-                pipeline_latency: if n.kind == NodeKind::Switch { switch.pipeline_latency } else { 0 },
+                forwarding: if n.kind == NodeKind::Switch {
+                    switch.forwarding
+                } else {
+                    Forwarding::StoreAndForward
+                },
+                pipeline_latency: if n.kind == NodeKind::Switch {
+                    switch.pipeline_latency
+                } else {
+                    0
+                },
                 tables: Vec::new(),
                 model: None,
                 levels: Vec::new(),
             })
             .collect();
         for (i, node) in nodes.iter_mut().enumerate() {
-            let qcfg = if node.kind == NodeKind::Switch { switch.queue } else { host_queue };
+            let qcfg = if node.kind == NodeKind::Switch {
+                switch.queue
+            } else {
+                host_queue
+            };
             for tp in topo.ports(NodeId(i as u32)) {
                 node.ports.push(Port {
                     queues: EgressQueues::new(qcfg),
@@ -176,7 +191,10 @@ impl Sim {
             .map(|spec| {
                 events.push(spec.start, Event::FlowStart { flow: spec.id });
                 FlowState {
-                    result: FlowResult { start: spec.start, ..FlowResult::default() },
+                    result: FlowResult {
+                        start: spec.start,
+                        ..FlowResult::default()
+                    },
                     spec,
                     eps: [None, None],
                     timer_at: [Time::MAX; 2],
@@ -253,7 +271,9 @@ impl Sim {
     }
     /// Flow specs and results, in flow-id order.
     pub fn flow_results(&self) -> impl Iterator<Item = (&FlowSpec, &FlowResult, [Option<&TcpEndpoint>; 2])> {
-        self.flows.iter().map(|f| (&f.spec, &f.result, [f.eps[0].as_ref(), f.eps[1].as_ref()]))
+        self.flows
+            .iter()
+            .map(|f| (&f.spec, &f.result, [f.eps[0].as_ref(), f.eps[1].as_ref()]))
     }
     /// Takes the taps out (to finish their files); the sim writes no more frames after this.
     pub fn taps_vec(&mut self) -> Vec<Tap> {
@@ -287,8 +307,18 @@ impl Sim {
 
     fn handle(&mut self, ev: Event) {
         match ev {
-            Event::Arrive { node, port, pkt, last_bit } => self.arrive(node, port, pkt, last_bit),
-            Event::Enqueue { node, port, pkt, last_bit } => self.enqueue(node, port, pkt, last_bit),
+            Event::Arrive {
+                node,
+                port,
+                pkt,
+                last_bit,
+            } => self.arrive(node, port, pkt, last_bit),
+            Event::Enqueue {
+                node,
+                port,
+                pkt,
+                last_bit,
+            } => self.enqueue(node, port, pkt, last_bit),
             Event::TxDone { node, port } => {
                 self.nodes[node.0 as usize].ports[usize::from(port)].busy = false;
                 self.start_tx(node, port);
@@ -304,6 +334,28 @@ impl Sim {
     }
 
     fn sample(&mut self) {
+        if !self.options.sample_ports.is_empty() {
+            for &(node, port) in &self.options.sample_ports {
+                if let Some(p) = self
+                    .nodes
+                    .get(node.0 as usize)
+                    .and_then(|n| n.ports.get(usize::from(port)))
+                {
+                    self.samples.push(QueueSample {
+                        time: self.now,
+                        node,
+                        port,
+                        bytes: p.queues.bytes(),
+                        packets: p.queues.packets(),
+                    });
+                }
+            }
+            if !self.events.is_empty() {
+                self.events
+                    .push(self.now + self.options.queue_sample_interval, Event::Sample);
+            }
+            return;
+        }
         for (i, n) in self.nodes.iter().enumerate() {
             if n.kind != NodeKind::Switch {
                 continue;
@@ -322,7 +374,8 @@ impl Sim {
             }
         }
         if !self.events.is_empty() {
-            self.events.push(self.now + self.options.queue_sample_interval, Event::Sample);
+            self.events
+                .push(self.now + self.options.queue_sample_interval, Event::Sample);
         }
     }
 
@@ -336,7 +389,9 @@ impl Sim {
             self.pool.remove(pkt);
             return;
         };
-        let adm = p.queues.enqueue(pkt, self.pool.get_mut(pkt), last_bit, now, &mut n.buffer, &mut self.rng);
+        let adm = p
+            .queues
+            .enqueue(pkt, self.pool.get_mut(pkt), last_bit, now, &mut n.buffer, &mut self.rng);
         if let Admission::Dropped(_) = adm {
             self.pool.remove(pkt);
             return;
@@ -366,7 +421,9 @@ impl Sim {
         if p.busy {
             return;
         }
-        let Some(q) = p.queues.dequeue(now, &mut n.buffer) else { return };
+        let Some(q) = p.queues.dequeue(now, &mut n.buffer) else {
+            return;
+        };
         p.busy = true;
         let wire = u64::from(q.size) + u64::from(p.link.framing_overhead);
         let end = (now + tx_time(wire, p.link.rate_bps)).max(q.last_bit);
@@ -383,7 +440,15 @@ impl Sim {
             }
             _ => last_bit,
         };
-        self.events.push(at, Event::Arrive { node: peer, port: peer_port, pkt: q.pkt, last_bit });
+        self.events.push(
+            at,
+            Event::Arrive {
+                node: peer,
+                port: peer_port,
+                pkt: q.pkt,
+                last_bit,
+            },
+        );
         self.check_level(node, port);
     }
 
@@ -460,7 +525,9 @@ impl Sim {
                     let a = rule.action;
                     if a.drop {
                         let size = p.size;
-                        n.ports[usize::from(port)].queues.count_external_drop(DropReason::Model("table-drop"), size);
+                        n.ports[usize::from(port)]
+                            .queues
+                            .count_external_drop(DropReason::Model("table-drop"), size);
                         self.pool.remove(pkt);
                         return;
                     }
@@ -498,7 +565,15 @@ impl Sim {
         if lat == 0 {
             self.enqueue(node, port, pkt, last_bit);
         } else {
-            self.events.push(self.now + lat, Event::Enqueue { node, port, pkt, last_bit: last_bit + lat });
+            self.events.push(
+                self.now + lat,
+                Event::Enqueue {
+                    node,
+                    port,
+                    pkt,
+                    last_bit: last_bit + lat,
+                },
+            );
         }
     }
 
@@ -512,7 +587,11 @@ impl Sim {
 
     fn flush_tcp(&mut self, flow: FlowId, side: usize) {
         let mut out = std::mem::take(&mut self.out);
-        let host = if side == 0 { self.flows[flow.0 as usize].spec.src } else { self.flows[flow.0 as usize].spec.dst };
+        let host = if side == 0 {
+            self.flows[flow.0 as usize].spec.src
+        } else {
+            self.flows[flow.0 as usize].spec.dst
+        };
         for p in out.packets.drain(..) {
             self.host_send(host, p);
         }
@@ -526,7 +605,8 @@ impl Sim {
             if let Some(t) = ep.next_timer() {
                 if t < f.timer_at[side] {
                     f.timer_at[side] = t;
-                    self.events.push(t.max(self.now), Event::FlowTimer { flow, side: side as u8 });
+                    self.events
+                        .push(t.max(self.now), Event::FlowTimer { flow, side: side as u8 });
                 }
             }
         }
@@ -542,27 +622,32 @@ impl Sim {
                     f.result.end = Some(now);
                 }
             }
-            (FlowKind::RequestResponse { request_bytes, response_bytes }, 1, TcpEvent::Delivered { total }) => {
-                if total >= request_bytes && f.result.delivered == 0 {
-                    f.result.delivered = total;
-                    if let Some(ep) = f.eps[1].as_mut() {
-                        let mut out = std::mem::take(&mut self.out);
-                        ep.send(now, response_bytes, &mut out);
-                        ep.close(now, &mut out);
-                        self.out = out;
-                        self.flush_tcp(flow, 1);
-                    }
+            (
+                FlowKind::RequestResponse {
+                    request_bytes,
+                    response_bytes,
+                },
+                1,
+                TcpEvent::Delivered { total },
+            ) if total >= request_bytes && f.result.delivered == 0 => {
+                f.result.delivered = total;
+                if let Some(ep) = f.eps[1].as_mut() {
+                    let mut out = std::mem::take(&mut self.out);
+                    ep.send(now, response_bytes, &mut out);
+                    ep.close(now, &mut out);
+                    self.out = out;
+                    self.flush_tcp(flow, 1);
                 }
             }
-            (FlowKind::RequestResponse { response_bytes, .. }, 0, TcpEvent::Delivered { total }) => {
-                if total >= response_bytes && f.result.end.is_none() {
-                    f.result.end = Some(now);
-                    if let Some(ep) = f.eps[0].as_mut() {
-                        let mut out = std::mem::take(&mut self.out);
-                        ep.close(now, &mut out);
-                        self.out = out;
-                        self.flush_tcp(flow, 0);
-                    }
+            (FlowKind::RequestResponse { response_bytes, .. }, 0, TcpEvent::Delivered { total })
+                if total >= response_bytes && f.result.end.is_none() =>
+            {
+                f.result.end = Some(now);
+                if let Some(ep) = f.eps[0].as_mut() {
+                    let mut out = std::mem::take(&mut self.out);
+                    ep.close(now, &mut out);
+                    self.out = out;
+                    self.flush_tcp(flow, 0);
                 }
             }
             (_, _, TcpEvent::Failed(reason)) => {
@@ -580,9 +665,21 @@ impl Sim {
         let s = &self.flows[flow.0 as usize].spec;
         let (cport, sport) = ports_of(s);
         if side == 0 {
-            FlowIds { flow, local: s.src, remote: s.dst, local_port: cport, remote_port: sport }
+            FlowIds {
+                flow,
+                local: s.src,
+                remote: s.dst,
+                local_port: cport,
+                remote_port: sport,
+            }
         } else {
-            FlowIds { flow, local: s.dst, remote: s.src, local_port: sport, remote_port: cport }
+            FlowIds {
+                flow,
+                local: s.dst,
+                remote: s.src,
+                local_port: sport,
+                remote_port: cport,
+            }
         }
     }
 
@@ -619,11 +716,21 @@ impl Sim {
         let f = &mut self.flows[flow.0 as usize];
         let start = f.spec.start;
         let (rate, size, next, done) = match f.spec.kind {
-            FlowKind::UdpCbr { rate_bps, packet_bytes, duration } => {
+            FlowKind::UdpCbr {
+                rate_bps,
+                packet_bytes,
+                duration,
+            } => {
                 let gap = tx_time(u64::from(packet_bytes), rate_bps);
                 (rate_bps, packet_bytes, now + gap, now + gap >= start + duration)
             }
-            FlowKind::UdpOnOff { rate_bps, packet_bytes, on, off, duration } => {
+            FlowKind::UdpOnOff {
+                rate_bps,
+                packet_bytes,
+                on,
+                off,
+                duration,
+            } => {
                 let gap = tx_time(u64::from(packet_bytes), rate_bps);
                 let period = on + off;
                 let mut next = now + gap;
@@ -632,7 +739,11 @@ impl Sim {
                 }
                 (rate_bps, packet_bytes, next, next >= start + duration)
             }
-            FlowKind::UdpBurst { packets, packet_bytes, rate_bps } => {
+            FlowKind::UdpBurst {
+                packets,
+                packet_bytes,
+                rate_bps,
+            } => {
                 let gap = tx_time(u64::from(packet_bytes), rate_bps);
                 (rate_bps, packet_bytes, now + gap, f.udp_sent + 1 >= packets)
             }
@@ -682,7 +793,9 @@ impl Sim {
     }
 
     fn host_receive(&mut self, host: NodeId, p: Packet) {
-        let Some(f) = self.flows.get_mut(p.flow.0 as usize) else { return };
+        let Some(f) = self.flows.get_mut(p.flow.0 as usize) else {
+            return;
+        };
         if p.dst != host {
             return; // misrouted: not ours
         }

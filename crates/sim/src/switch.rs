@@ -85,7 +85,10 @@ pub struct MatchTable {
 impl MatchTable {
     /// An empty table of the given capacity.
     pub fn new(capacity: usize) -> MatchTable {
-        MatchTable { capacity, ..MatchTable::default() }
+        MatchTable {
+            capacity,
+            ..MatchTable::default()
+        }
     }
     /// Rules installed.
     pub fn len(&self) -> usize {
@@ -223,16 +226,39 @@ mod tests {
     #[test]
     fn capacity_and_priority() {
         let mut t = MatchTable::new(2);
-        let out = |p| Action { output: Some(p), ..Action::default() };
-        t.insert(Rule { priority: 1, matches: Match::Any, action: out(1) }).unwrap();
-        t.insert(Rule { priority: 5, matches: Match::Flow(FlowId(7)), action: out(2) }).unwrap();
+        let out = |p| Action {
+            output: Some(p),
+            ..Action::default()
+        };
+        t.insert(Rule {
+            priority: 1,
+            matches: Match::Any,
+            action: out(1),
+        })
+        .unwrap();
+        t.insert(Rule {
+            priority: 5,
+            matches: Match::Flow(FlowId(7)),
+            action: out(2),
+        })
+        .unwrap();
         assert_eq!(
-            t.insert(Rule { priority: 9, matches: Match::Flow(FlowId(8)), action: out(3) }),
+            t.insert(Rule {
+                priority: 9,
+                matches: Match::Flow(FlowId(8)),
+                action: out(3)
+            }),
             Err(TableError::Full)
         );
-        let p = Packet { flow: FlowId(7), ..Packet::default() };
+        let p = Packet {
+            flow: FlowId(7),
+            ..Packet::default()
+        };
         assert_eq!(t.lookup(&p).unwrap().action.output, Some(2));
-        let q = Packet { flow: FlowId(9), ..Packet::default() };
+        let q = Packet {
+            flow: FlowId(9),
+            ..Packet::default()
+        };
         assert_eq!(t.lookup(&q).unwrap().action.output, Some(1));
         assert!(t.remove_flow(FlowId(7)));
         assert_eq!(t.lookup(&p).unwrap().action.output, Some(1));

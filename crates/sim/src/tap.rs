@@ -30,7 +30,12 @@ pub fn node_mac(n: NodeId) -> MacAddr {
 /// Turns a simulated packet into frame bytes (payload zeros, checksums valid) in `buf`.
 /// Simulated times are written as TCP timestamps in microseconds.
 pub fn frame_bytes(p: &Packet, buf: &mut Vec<u8>) {
-    let eth = EthernetRepr { dst: node_mac(p.dst), src: node_mac(p.src), vlan: None, ethertype: EtherType::IPV4 };
+    let eth = EthernetRepr {
+        dst: node_mac(p.dst),
+        src: node_mac(p.src),
+        vlan: None,
+        ethertype: EtherType::IPV4,
+    };
     let (src, dst) = (node_ip(p.src), node_ip(p.dst));
     let l4_len = p.size.saturating_sub(L2_L3_HEADER) as usize;
     buf.clear();
@@ -64,7 +69,11 @@ pub fn frame_bytes(p: &Packet, buf: &mut Vec<u8>) {
             (IpProtocol::TCP, t.buffer_len())
         }
         Proto::Udp => {
-            let u = UdpRepr { src_port: p.src_port, dst_port: p.dst_port, payload_len: p.payload as u16 };
+            let u = UdpRepr {
+                src_port: p.src_port,
+                dst_port: p.dst_port,
+                payload_len: p.payload as u16,
+            };
             buf.resize(14 + 20 + u.buffer_len(), 0);
             let _ = u.emit(&mut buf[34..], src, dst);
             (IpProtocol::UDP, u.buffer_len())
@@ -99,7 +108,12 @@ pub struct Tap {
 impl Tap {
     /// A tap writing to `w` (nanosecond pcap, Ethernet).
     pub fn new(w: Box<dyn Write>) -> Result<Tap, TraceError> {
-        Ok(Tap { writer: TraceWriter::ethernet(w)?, buf: Vec::with_capacity(2048), frames: 0, error: None })
+        Ok(Tap {
+            writer: TraceWriter::ethernet(w)?,
+            buf: Vec::with_capacity(2048),
+            frames: 0,
+            error: None,
+        })
     }
     /// Writes one packet sent at `now`.
     pub fn write(&mut self, now: Time, p: &Packet) {

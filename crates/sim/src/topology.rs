@@ -135,10 +135,15 @@ impl Topology {
         for (i, l) in links.iter().enumerate() {
             let (a, b) = (l.a.0 as usize, l.b.0 as usize);
             if a >= n || b >= n {
-                return Err(TopologyError::plain(format!("link {i} names a node that does not exist")));
+                return Err(TopologyError::plain(format!(
+                    "link {i} names a node that does not exist"
+                )));
             }
             if a == b {
-                return Err(TopologyError::plain(format!("link {i} joins `{}` to itself", nodes[a].name)));
+                return Err(TopologyError::plain(format!(
+                    "link {i} joins `{}` to itself",
+                    nodes[a].name
+                )));
             }
             degree[a] += 1;
             degree[b] += 1;
@@ -379,7 +384,7 @@ impl Topology {
     /// and `k/2 + c` to core `j*k/2 + c` (for aggregation switch `j` of its pod); core port `p`
     /// leads to pod `p`.
     pub fn fat_tree(k: u32, host_link: LinkConfig, fabric_link: LinkConfig) -> Result<Topology, TopologyError> {
-        if k < 2 || k % 2 != 0 || k > 256 {
+        if k < 2 || !k.is_multiple_of(2) || k > 256 {
             return Err(TopologyError::plain(format!(
                 "fat-tree k must be even and between 2 and 256, got {k}"
             )));
@@ -504,7 +509,10 @@ impl Topology {
             };
             let (a, b) = (end(&l.a)?, end(&l.b)?);
             if a == b {
-                return Err(err(Some(l.b.span()), format!("link joins `{}` to itself", l.a.get_ref())));
+                return Err(err(
+                    Some(l.b.span()),
+                    format!("link joins `{}` to itself", l.a.get_ref()),
+                ));
             }
             if l.rate.get_ref().0 == 0 {
                 return Err(err(Some(l.rate.span()), "link rate must be above 0".into()));
@@ -916,13 +924,21 @@ delay = "1us"
         let bad = GRAPH.replace("a = \"s\"\nb = \"t\"", "a = \"s\"\nb = \"u\"");
         assert_eq!(e(&bad), "g.toml:22: link names unknown node `u`");
         let bad = GRAPH.replace("rate = \"40Gbps\"", "rate = \"40 parsecs\"");
-        assert!(e(&bad).starts_with("g.toml:23: expected a rate like 10Gbps, got \"40 parsecs\""), "{}", e(&bad));
+        assert!(
+            e(&bad).starts_with("g.toml:23: expected a rate like 10Gbps, got \"40 parsecs\""),
+            "{}",
+            e(&bad)
+        );
         let bad = GRAPH.replace("delay = \"2us\"", "delay = \"2us\"\ncolour = \"red\"");
         assert!(e(&bad).starts_with("g.toml:25: unknown field `colour`"), "{}", e(&bad));
         let bad = GRAPH.replace("name = \"b\"", "name = \"a\"");
         assert_eq!(e(&bad), "g.toml:6: node name `a` used twice");
         let bad = GRAPH.replace("kind = \"switch\"", "kind = \"router\"");
-        assert!(e(&bad).starts_with("g.toml:10: unknown variant `router`"), "{}", e(&bad));
+        assert!(
+            e(&bad).starts_with("g.toml:10: unknown variant `router`"),
+            "{}",
+            e(&bad)
+        );
         let bad = GRAPH.replace("a = \"b\"\nb = \"t\"", "a = \"b\"\nb = \"b\"");
         assert_eq!(e(&bad), "g.toml:28: link joins `b` to itself");
         let bad = format!("{GRAPH}\n[[node]]\nname = \"c\"\nkind = \"host\"\n");

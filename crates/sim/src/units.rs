@@ -340,7 +340,10 @@ pub fn parse_fraction(text: &str) -> Result<f64, UnitError> {
         return Err(err(UnitErrorReason::Negative));
     }
     // Only plain decimals: Rust's parser also takes "inf" and "NaN", which are not fractions.
-    if !num.bytes().all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'E' | b'+' | b'-')) {
+    if !num
+        .bytes()
+        .all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'E' | b'+' | b'-'))
+    {
         let unit_at = num.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(0);
         return Err(err(if unit_at == 0 {
             UnitErrorReason::NotANumber
@@ -417,7 +420,10 @@ pub fn fmt_time(t: Time) -> String {
     if t == 0 {
         return "0s".to_string();
     }
-    fmt_units(t, &[&[(SEC, "s")], &[(MS, "ms")], &[(US, "us")], &[(NS, "ns")], &[(1, "ps")]])
+    fmt_units(
+        t,
+        &[&[(SEC, "s")], &[(MS, "ms")], &[(US, "us")], &[(NS, "ns")], &[(1, "ps")]],
+    )
 }
 
 /// Formats a size exactly: `1500B`, `1.5KB`, `64KiB`, `1MB`, `2MiB`. Binary and decimal
@@ -576,8 +582,14 @@ mod tests {
         assert_eq!(parse_rate("1Tbps"), Ok(1_000_000_000_000));
         assert_eq!(parse_rate("1e3Mbps"), Ok(1_000_000_000));
         assert_eq!(parse_rate(" 40Gbps "), Ok(40_000_000_000));
-        assert_eq!(reason(parse_rate("10 parsecs")), UnitErrorReason::UnknownUnit("parsecs".into()));
-        assert_eq!(reason(parse_rate("10GBps")), UnitErrorReason::UnknownUnit("GBps".into()));
+        assert_eq!(
+            reason(parse_rate("10 parsecs")),
+            UnitErrorReason::UnknownUnit("parsecs".into())
+        );
+        assert_eq!(
+            reason(parse_rate("10GBps")),
+            UnitErrorReason::UnknownUnit("GBps".into())
+        );
         assert_eq!(reason(parse_rate("10")), UnitErrorReason::MissingUnit);
         assert_eq!(reason(parse_rate("-1Gbps")), UnitErrorReason::Negative);
         assert_eq!(reason(parse_rate("1e400Gbps")), UnitErrorReason::Overflow);
@@ -585,7 +597,10 @@ mod tests {
         assert_eq!(reason(parse_rate("1.0001bps")), UnitErrorReason::NotWhole);
         assert_eq!(reason(parse_rate("Gbps")), UnitErrorReason::NotANumber);
         assert_eq!(reason(parse_rate("")), UnitErrorReason::Empty);
-        assert_eq!(reason(parse_rate("1.2.3Gbps")), UnitErrorReason::UnknownUnit(".3Gbps".into()));
+        assert_eq!(
+            reason(parse_rate("1.2.3Gbps")),
+            UnitErrorReason::UnknownUnit(".3Gbps".into())
+        );
     }
 
     #[test]
@@ -606,14 +621,20 @@ mod tests {
         assert_eq!(reason(parse_time("-1ms")), UnitErrorReason::Negative);
         assert_eq!(reason(parse_time("1.5ps")), UnitErrorReason::NotWhole);
         assert_eq!(reason(parse_time("10")), UnitErrorReason::MissingUnit);
-        assert_eq!(reason(parse_time("10 parsecs")), UnitErrorReason::UnknownUnit("parsecs".into()));
+        assert_eq!(
+            reason(parse_time("10 parsecs")),
+            UnitErrorReason::UnknownUnit("parsecs".into())
+        );
         assert_eq!(reason(parse_time("1e400s")), UnitErrorReason::Overflow);
         // u64 picoseconds last 213 days.
         assert_eq!(reason(parse_time("6000h")), UnitErrorReason::Overflow);
         assert!(parse_time("5000h").is_ok());
         assert_eq!(reason(parse_time("1e-400s")), UnitErrorReason::NotWhole);
         assert_eq!(parse_time("0e-400s"), Ok(0));
-        assert_eq!(reason(parse_time("1.0000000000000000000000000000000000000001s")), UnitErrorReason::NotWhole);
+        assert_eq!(
+            reason(parse_time("1.0000000000000000000000000000000000000001s")),
+            UnitErrorReason::NotWhole
+        );
         assert_eq!(parse_time("1.0000000000000000000000000000000000000000s"), Ok(SEC));
     }
 
@@ -629,7 +650,10 @@ mod tests {
         assert_eq!(parse_size("1GiB"), Ok(1 << 30));
         assert_eq!(parse_size("1.5KiB"), Ok(1536));
         assert_eq!(parse_size("12 MB"), Ok(12_000_000));
-        assert_eq!(reason(parse_size("12 parsecs")), UnitErrorReason::UnknownUnit("parsecs".into()));
+        assert_eq!(
+            reason(parse_size("12 parsecs")),
+            UnitErrorReason::UnknownUnit("parsecs".into())
+        );
         assert_eq!(reason(parse_size("0.5B")), UnitErrorReason::NotWhole);
         assert_eq!(reason(parse_size("-1B")), UnitErrorReason::Negative);
         assert_eq!(reason(parse_size("16EiB")), UnitErrorReason::UnknownUnit("EiB".into()));
@@ -647,7 +671,10 @@ mod tests {
         assert_eq!(parse_count("100"), Ok(100));
         assert_eq!(parse_count("1e6"), Ok(1_000_000));
         assert_eq!(reason(parse_count("1.5")), UnitErrorReason::NotWhole);
-        assert_eq!(reason(parse_count("10 flows")), UnitErrorReason::UnknownUnit("flows".into()));
+        assert_eq!(
+            reason(parse_count("10 flows")),
+            UnitErrorReason::UnknownUnit("flows".into())
+        );
         assert_eq!(reason(parse_count("-3")), UnitErrorReason::Negative);
         assert_eq!(parse_fraction("50%"), Ok(0.5));
         assert_eq!(parse_fraction("12.5 %"), Ok(0.125));
@@ -656,7 +683,10 @@ mod tests {
         assert_eq!(reason(parse_fraction("1e400%")), UnitErrorReason::Overflow);
         assert_eq!(reason(parse_fraction("inf")), UnitErrorReason::NotANumber);
         assert_eq!(reason(parse_fraction("NaN")), UnitErrorReason::NotANumber);
-        assert_eq!(reason(parse_fraction("5 parsecs")), UnitErrorReason::UnknownUnit("parsecs".into()));
+        assert_eq!(
+            reason(parse_fraction("5 parsecs")),
+            UnitErrorReason::UnknownUnit("parsecs".into())
+        );
         assert_eq!(reason(parse_fraction("")), UnitErrorReason::Empty);
     }
 
@@ -695,7 +725,21 @@ mod tests {
         assert_eq!(fmt_size(1_234_567), "1234.567KB");
         assert_eq!(fmt_rate_f64(9.87e9), "9.87Gbps");
         assert_eq!(fmt_percent(0.125), "12.5%");
-        for v in [0u64, 1, 7, 999, 1000, 1001, 1023, 1024, 1025, 123_456_789, u64::MAX, 1 << 40, 3 << 33] {
+        for v in [
+            0u64,
+            1,
+            7,
+            999,
+            1000,
+            1001,
+            1023,
+            1024,
+            1025,
+            123_456_789,
+            u64::MAX,
+            1 << 40,
+            3 << 33,
+        ] {
             assert_eq!(parse_rate(&fmt_rate(v)), Ok(v), "{}", fmt_rate(v));
             assert_eq!(parse_time(&fmt_time(v)), Ok(v), "{}", fmt_time(v));
             assert_eq!(parse_size(&fmt_size(v)), Ok(v), "{}", fmt_size(v));
@@ -733,7 +777,9 @@ mod tests {
         let e = toml::from_str::<D>("delay = 5\n").unwrap_err();
         assert!(e.message().contains("needs a unit"), "{}", e.message());
         let e = toml::from_str::<D>("delay = \"5 parsecs\"\n").unwrap_err();
-        assert!(e.message().starts_with("expected a duration like 10us, got \"5 parsecs\""));
+        assert!(e
+            .message()
+            .starts_with("expected a duration like 10us, got \"5 parsecs\""));
         assert_eq!(e.span(), Some(8..19));
     }
 }

@@ -201,7 +201,10 @@ impl FlowSizeCdf {
                     return Err(format!("point {}: size {b} is smaller than the previous {pb}", i + 1));
                 }
                 if c < pc {
-                    return Err(format!("point {}: fraction {c} is smaller than the previous {pc}", i + 1));
+                    return Err(format!(
+                        "point {}: fraction {c} is smaller than the previous {pc}",
+                        i + 1
+                    ));
                 }
             }
         }
@@ -270,10 +273,16 @@ impl FlowSizeCdf {
         // Check order line by line so the error names the line.
         for w in raw.windows(2) {
             if w[1].0 < w[0].0 {
-                return Err(err(Some(w[1].2), format!("size {} is smaller than the line before", w[1].0)));
+                return Err(err(
+                    Some(w[1].2),
+                    format!("size {} is smaller than the line before", w[1].0),
+                ));
             }
             if w[1].1 < w[0].1 {
-                return Err(err(Some(w[1].2), format!("cdf {} is smaller than the line before", w[1].1)));
+                return Err(err(
+                    Some(w[1].2),
+                    format!("cdf {} is smaller than the line before", w[1].1),
+                ));
             }
         }
         FlowSizeCdf::new(raw.iter().map(|&(b, c, _)| (b, c / scale)).collect()).map_err(|m| err(None, m))
@@ -433,10 +442,7 @@ fn check_pairs(pairs: &[(NodeId, NodeId)]) -> Result<(), WorkloadError> {
         return Err(WorkloadError::new("no (source, destination) pairs"));
     }
     if let Some(p) = pairs.iter().find(|p| p.0 == p.1) {
-        return Err(WorkloadError::new(format!(
-            "a flow from node {} to itself",
-            p.0 .0
-        )));
+        return Err(WorkloadError::new(format!("a flow from node {} to itself", p.0 .0)));
     }
     Ok(())
 }
@@ -731,8 +737,8 @@ pub fn replay(
                 }
             } else {
                 let spacing = (span / (r.packets - 1)).max(1);
-                let rate_bps =
-                    ((u128::from(packet_bytes) * 8 * u128::from(SEC)) / u128::from(spacing)).clamp(1, u64::MAX.into()) as u64;
+                let rate_bps = ((u128::from(packet_bytes) * 8 * u128::from(SEC)) / u128::from(spacing))
+                    .clamp(1, u64::MAX.into()) as u64;
                 let interval = tx_time(u64::from(packet_bytes), rate_bps);
                 FlowKind::UdpCbr {
                     rate_bps,
@@ -814,16 +820,27 @@ mod tests {
     fn cdf_file_errors() {
         let e = |t: &str| FlowSizeCdf::parse(t, "x.txt").unwrap_err().to_string();
         assert_eq!(
-            FlowSizeCdf::parse("# c\n0 0\n10 0.5 # half\n\n20 1\n", "x").unwrap().points(),
+            FlowSizeCdf::parse("# c\n0 0\n10 0.5 # half\n\n20 1\n", "x")
+                .unwrap()
+                .points(),
             &[(0, 0.0), (10, 0.5), (20, 1.0)]
         );
-        assert_eq!(e("0 0\n10 50\n5 100\n"), "x.txt:3: size 5 is smaller than the line before");
-        assert_eq!(e("0 0\n10 60\n20 50\n30 100\n"), "x.txt:3: cdf 50 is smaller than the line before");
+        assert_eq!(
+            e("0 0\n10 50\n5 100\n"),
+            "x.txt:3: size 5 is smaller than the line before"
+        );
+        assert_eq!(
+            e("0 0\n10 60\n20 50\n30 100\n"),
+            "x.txt:3: cdf 50 is smaller than the line before"
+        );
         assert_eq!(
             e("0 0\n10 0.5\n20 0.9\n"),
             "x.txt:3: the last cdf value must be 1 (fractions) or 100 (percent), got 0.9"
         );
-        assert_eq!(e("0 0\n10 abc\n20 1\n"), "x.txt:2: cdf \"abc\" is not a non-negative number");
+        assert_eq!(
+            e("0 0\n10 abc\n20 1\n"),
+            "x.txt:2: cdf \"abc\" is not a non-negative number"
+        );
         assert_eq!(e("0 0\n10\n"), "x.txt:2: expected two columns `bytes cdf`, found 1");
         assert_eq!(e("# nothing\n"), "x.txt: no `bytes cdf` lines");
         assert_eq!(e("0 0\n0 1\n"), "x.txt: every size is 0");
@@ -842,11 +859,29 @@ mod tests {
         assert_ne!(a, c);
         assert!(a.iter().all(|f| f.src != f.dst && f.bytes >= 1));
         assert!(a.windows(2).all(|w| w[0].start <= w[1].start));
-        let d = poisson(&cdf, &h, 0.5, 10_000_000_000, 5 * MS, PoissonLimit::Duration(10 * MS), 1).unwrap();
+        let d = poisson(
+            &cdf,
+            &h,
+            0.5,
+            10_000_000_000,
+            5 * MS,
+            PoissonLimit::Duration(10 * MS),
+            1,
+        )
+        .unwrap();
         assert!(d.iter().all(|f| f.start >= 5 * MS && f.start < 15 * MS));
         assert!(poisson(&cdf, &h[..1], 0.5, 1, 0, PoissonLimit::Flows(1), 1).is_err());
         assert!(poisson(&cdf, &h, 0.0, 1, 0, PoissonLimit::Flows(1), 1).is_err());
-        assert!(poisson(&cdf, &h, 0.5, 100_000_000_000, 0, PoissonLimit::Duration(10_000 * SEC), 1).is_err());
+        assert!(poisson(
+            &cdf,
+            &h,
+            0.5,
+            100_000_000_000,
+            0,
+            PoissonLimit::Duration(10_000 * SEC),
+            1
+        )
+        .is_err());
     }
 
     #[test]
@@ -863,14 +898,21 @@ mod tests {
             let flows = poisson(&cdf, &h, load, rate, 0, PoissonLimit::Duration(dur), 9).unwrap();
             let bytes: u64 = flows.iter().map(|f| f.bytes).sum();
             let offered = bytes as f64 * 8.0 / (dur as f64 / SEC as f64) / (64.0 * rate as f64);
-            assert!((offered - load).abs() / load < 0.03, "{name}: {offered} vs {load} ({} flows)", flows.len());
+            assert!(
+                (offered - load).abs() / load < 0.03,
+                "{name}: {offered} vs {load} ({} flows)",
+                flows.len()
+            );
             // Sources are spread evenly.
             let mut per_src = [0u64; 64];
             for f in &flows {
                 per_src[f.src.0 as usize] += 1;
             }
             let mean = flows.len() as f64 / 64.0;
-            assert!(per_src.iter().all(|&c| (c as f64 - mean).abs() < 5.0 * mean.sqrt()), "{per_src:?}");
+            assert!(
+                per_src.iter().all(|&c| (c as f64 - mean).abs() < 5.0 * mean.sqrt()),
+                "{per_src:?}"
+            );
         }
     }
 
@@ -934,14 +976,31 @@ mod tests {
         assert_eq!((u.src, u.dst, u.start, u.bytes), (h[0], h[1], MS, 11_000));
         // 11 datagrams of 1000 bytes, 100 us apart.
         assert_eq!(u.kind.udp_interval(), Some(100 * US));
-        let FlowKind::UdpCbr { packet_bytes, duration, rate_bps } = u.kind else { panic!("{u:?}") };
+        let FlowKind::UdpCbr {
+            packet_bytes,
+            duration,
+            rate_bps,
+        } = u.kind
+        else {
+            panic!("{u:?}")
+        };
         assert_eq!((packet_bytes, rate_bps), (1000, 80_000_000));
         assert_eq!(paced_count(duration, 100 * US), 11);
         let t = r.flows[1];
-        assert_eq!((t.src, t.dst, t.start, t.bytes, t.kind), (h[1], h[2], MS + 1_000_000, 14_000, FlowKind::Bulk));
+        assert_eq!(
+            (t.src, t.dst, t.start, t.bytes, t.kind),
+            (h[1], h[2], MS + 1_000_000, 14_000, FlowKind::Bulk)
+        );
         let b = r.flows[2];
         assert_eq!((b.src, b.dst, b.start), (h[3], h[2], MS + 500 * MS));
-        assert!(matches!(b.kind, FlowKind::UdpBurst { packets: 1, packet_bytes: 58, .. }));
+        assert!(matches!(
+            b.kind,
+            FlowKind::UdpBurst {
+                packets: 1,
+                packet_bytes: 58,
+                ..
+            }
+        ));
         assert_eq!((r.flows[3].src, r.flows[3].dst), (h[0], h[2]));
         // On 2 hosts: .3 -> h0, .1 -> h1, .2 -> h0, .4 -> h1, .5 -> h0, so .5 -> .2 is h0 -> h0.
         let r2 = replay(&records, &h[..2], 0, 1).unwrap();

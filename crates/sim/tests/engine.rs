@@ -1,7 +1,7 @@
 //! End-to-end checks of the engine: TCP over links and switches, determinism, drops with
 //! reasons, ECN marking, and pcap taps that tshark reads cleanly.
 
-use tandem_sim::config::{DelayedAck, LinkConfig, Marking, QueueConfig, SwitchConfig, TcpConfig, CcAlgo};
+use tandem_sim::config::{CcAlgo, DelayedAck, LinkConfig, Marking, QueueConfig, SwitchConfig, TcpConfig};
 use tandem_sim::packet::FlowId;
 use tandem_sim::report;
 use tandem_sim::sim::{Sim, SimOptions};
@@ -14,15 +14,35 @@ use tandem_testkit::{require, Scratch};
 const GBPS: u64 = 1_000_000_000;
 
 fn link(rate: u64, delay: Time) -> LinkConfig {
-    LinkConfig { rate_bps: rate, delay, framing_overhead: 24 }
+    LinkConfig {
+        rate_bps: rate,
+        delay,
+        framing_overhead: 24,
+    }
 }
 
-fn bulk(id: u32, src: tandem_sim::packet::NodeId, dst: tandem_sim::packet::NodeId, bytes: u64, start: Time) -> FlowSpec {
-    FlowSpec { id: FlowId(id), src, dst, start, bytes, kind: FlowKind::Bulk }
+fn bulk(
+    id: u32,
+    src: tandem_sim::packet::NodeId,
+    dst: tandem_sim::packet::NodeId,
+    bytes: u64,
+    start: Time,
+) -> FlowSpec {
+    FlowSpec {
+        id: FlowId(id),
+        src,
+        dst,
+        start,
+        bytes,
+        kind: FlowKind::Bulk,
+    }
 }
 
 fn host_q() -> QueueConfig {
-    QueueConfig { limit_packets: 10_000, ..QueueConfig::default() }
+    QueueConfig {
+        limit_packets: 10_000,
+        ..QueueConfig::default()
+    }
 }
 
 #[test]
@@ -31,7 +51,15 @@ fn one_bulk_flow_fills_the_bottleneck() {
     let h = topo.hosts().to_vec();
     let bytes = 50_000_000;
     let flows = vec![bulk(0, h[0], h[1], bytes, 0)];
-    let mut sim = Sim::new(&topo, SwitchConfig::default(), host_q(), TcpConfig::default(), flows, 1, SimOptions::default());
+    let mut sim = Sim::new(
+        &topo,
+        SwitchConfig::default(),
+        host_q(),
+        TcpConfig::default(),
+        flows,
+        1,
+        SimOptions::default(),
+    );
     sim.run_until(2 * SEC);
     let (_, r, eps) = sim.flow_results().next().unwrap();
     let end = r.end.expect("flow completes");
@@ -39,7 +67,12 @@ fn one_bulk_flow_fills_the_bottleneck() {
     let goodput = bytes as f64 * 8.0 / secs;
     // Payload share of a full frame on the wire: 1448 / (1448 + 66 + 24).
     let ceiling = GBPS as f64 * 1448.0 / 1538.0;
-    eprintln!("goodput {:.1} Mb/s, ceiling {:.1}, took {secs:.4} s, stats {:?}", goodput / 1e6, ceiling / 1e6, eps[0].unwrap().stats());
+    eprintln!(
+        "goodput {:.1} Mb/s, ceiling {:.1}, took {secs:.4} s, stats {:?}",
+        goodput / 1e6,
+        ceiling / 1e6,
+        eps[0].unwrap().stats()
+    );
     assert!(goodput > 0.90 * ceiling && goodput <= ceiling * 1.001, "{goodput}");
 }
 
@@ -47,14 +80,35 @@ fn incast_run(seed: u64) -> (String, String, u64) {
     let topo = Topology::star(17, link(GBPS, 10 * US)).unwrap();
     let h = topo.hosts().to_vec();
     let flows = (0..16).map(|i| bulk(i, h[i as usize + 1], h[0], 64 << 10, 0)).collect();
-    let sw = SwitchConfig { queue: QueueConfig { limit_packets: 100, ..QueueConfig::default() }, ..SwitchConfig::default() };
-    let mut sim = Sim::new(&topo, sw, host_q(), TcpConfig::default(), flows, seed, SimOptions { queue_sample_interval: 100 * US });
+    let sw = SwitchConfig {
+        queue: QueueConfig {
+            limit_packets: 100,
+            ..QueueConfig::default()
+        },
+        ..SwitchConfig::default()
+    };
+    let mut sim = Sim::new(
+        &topo,
+        sw,
+        host_q(),
+        TcpConfig::default(),
+        flows,
+        seed,
+        SimOptions {
+            queue_sample_interval: 100 * US,
+            ..SimOptions::default()
+        },
+    );
     sim.run_until(5 * SEC);
     let mut flows_csv = Vec::new();
     report::write_flows(&sim, &mut flows_csv).unwrap();
     let mut drops_csv = Vec::new();
     let drops = report::write_drops(&sim, &mut drops_csv).unwrap();
-    (String::from_utf8(flows_csv).unwrap(), String::from_utf8(drops_csv).unwrap(), drops)
+    (
+        String::from_utf8(flows_csv).unwrap(),
+        String::from_utf8(drops_csv).unwrap(),
+        drops,
+    )
 }
 
 #[test]
@@ -65,7 +119,11 @@ fn incast_overflows_with_reasons_and_is_deterministic() {
     let (flows, drops, n) = a;
     assert!(n > 0, "16 x 64 KB into a 100-packet queue must drop");
     assert!(drops.contains("queue-packets"), "{drops}");
-    let completed = flows.lines().skip(1).filter(|l| l.split(',').nth(8) == Some("1")).count();
+    let completed = flows
+        .lines()
+        .skip(1)
+        .filter(|l| l.split(',').nth(8) == Some("1"))
+        .count();
     assert_eq!(completed, 16, "{flows}");
 }
 
@@ -76,17 +134,53 @@ fn dctcp_keeps_the_queue_near_k() {
     let flows = (0..4).map(|i| bulk(i, h[i as usize + 1], h[0], 1 << 40, 0)).collect();
     let k = 20 * 1514;
     let sw = SwitchConfig {
-        queue: QueueConfig { limit_packets: 1000, marking: Marking::Threshold { k_bytes: k }, ..QueueConfig::default() },
+        queue: QueueConfig {
+            limit_packets: 1000,
+            marking: Marking::Threshold { k_bytes: k },
+            ..QueueConfig::default()
+        },
         ..SwitchConfig::default()
     };
-    let tcp = TcpConfig { cc: CcAlgo::Dctcp { g: 1.0 / 16.0 }, ecn: true, delayed_ack: DelayedAck::Off, ..TcpConfig::default() };
-    let mut sim = Sim::new(&topo, sw, host_q(), tcp, flows, 1, SimOptions { queue_sample_interval: 100 * US });
+    let tcp = TcpConfig {
+        cc: CcAlgo::Dctcp { g: 1.0 / 16.0 },
+        ecn: true,
+        delayed_ack: DelayedAck::Off,
+        ..TcpConfig::default()
+    };
+    let mut sim = Sim::new(
+        &topo,
+        sw,
+        host_q(),
+        tcp,
+        flows,
+        1,
+        SimOptions {
+            queue_sample_interval: 100 * US,
+            ..SimOptions::default()
+        },
+    );
     sim.run_until(200 * MS);
-    let port = &sim.nodes().iter().find(|n| n.name.starts_with("s") || n.name.starts_with("switch")).unwrap().ports;
-    let (drops, marks): (u64, u64) = port.iter().map(|p| (p.queues.stats.dropped(), p.queues.stats.marked)).fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
-    let late: Vec<u64> = sim.samples.iter().filter(|s| s.time > 50 * MS).map(|s| s.bytes).collect();
+    let port = &sim
+        .nodes()
+        .iter()
+        .find(|n| n.name.starts_with("s") || n.name.starts_with("switch"))
+        .unwrap()
+        .ports;
+    let (drops, marks): (u64, u64) = port
+        .iter()
+        .map(|p| (p.queues.stats.dropped(), p.queues.stats.marked))
+        .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+    let late: Vec<u64> = sim
+        .samples
+        .iter()
+        .filter(|s| s.time > 50 * MS)
+        .map(|s| s.bytes)
+        .collect();
     let mean = late.iter().sum::<u64>() as f64 / late.len().max(1) as f64;
-    eprintln!("dctcp: drops {drops}, marks {marks}, mean queue {:.0} B (K = {k})", mean);
+    eprintln!(
+        "dctcp: drops {drops}, marks {marks}, mean queue {:.0} B (K = {k})",
+        mean
+    );
     assert_eq!(drops, 0);
     assert!(marks > 0);
     assert!(mean < 3.0 * k as f64, "{mean}");
@@ -97,11 +191,27 @@ fn pcap_tap_is_clean_for_tshark() {
     let dir = Scratch::new("sim-tap");
     let topo = Topology::dumbbell(1, 1, link(GBPS, 10 * US), link(GBPS, 10 * US)).unwrap();
     let h = topo.hosts().to_vec();
-    let mut sim = Sim::new(&topo, SwitchConfig::default(), host_q(), TcpConfig::default(), vec![bulk(0, h[0], h[1], 200_000, 0)], 1, SimOptions::default());
+    let mut sim = Sim::new(
+        &topo,
+        SwitchConfig::default(),
+        host_q(),
+        TcpConfig::default(),
+        vec![bulk(0, h[0], h[1], 200_000, 0)],
+        1,
+        SimOptions::default(),
+    );
     let path = dir.join("h0.pcap");
-    sim.add_tap(h[0], 0, Tap::new(Box::new(std::fs::File::create(&path).unwrap())).unwrap());
+    sim.add_tap(
+        h[0],
+        0,
+        Tap::new(Box::new(std::fs::File::create(&path).unwrap())).unwrap(),
+    );
     let path2 = dir.join("h1.pcap");
-    sim.add_tap(h[1], 0, Tap::new(Box::new(std::fs::File::create(&path2).unwrap())).unwrap());
+    sim.add_tap(
+        h[1],
+        0,
+        Tap::new(Box::new(std::fs::File::create(&path2).unwrap())).unwrap(),
+    );
     sim.run_until(SEC);
     for t in sim.taps_vec() {
         assert!(t.finish().unwrap() > 10);
@@ -114,7 +224,10 @@ fn pcap_tap_is_clean_for_tshark() {
             .args(["-n", "-r"])
             .arg(p)
             .args(["-o", "tcp.check_checksum:TRUE", "-o", "ip.check_checksum:TRUE"])
-            .args(["-Y", "_ws.malformed || _ws.expert.severity == error || tcp.checksum.status == 0 || ip.checksum.status == 0"])
+            .args([
+                "-Y",
+                "_ws.malformed || _ws.expert.severity == error || tcp.checksum.status == 0 || ip.checksum.status == 0",
+            ])
             .output()
             .unwrap();
         assert!(o.status.success());

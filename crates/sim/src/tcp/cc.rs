@@ -195,7 +195,11 @@ impl CongestionControl for Dctcp {
     }
     fn on_ack(&mut self, now: Time, ack: &AckInfo) {
         // RFC 8257 §3.3; as Linux, a duplicate ACK counts as one MSS acknowledged.
-        let acked = if ack.acked == 0 && ack.dupack { self.reno.mss } else { ack.acked };
+        let acked = if ack.acked == 0 && ack.dupack {
+            self.reno.mss
+        } else {
+            ack.acked
+        };
         self.acked_bytes = self.acked_bytes.saturating_add(acked);
         if ack.ece {
             self.ecn_bytes = self.ecn_bytes.saturating_add(acked);

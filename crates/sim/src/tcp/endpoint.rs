@@ -354,7 +354,10 @@ impl TcpEndpoint {
         if self.phase == Phase::Dead {
             return None;
         }
-        [self.rto_at, self.delack_at, self.persist_at].into_iter().flatten().min()
+        [self.rto_at, self.delack_at, self.persist_at]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     /// Counters.
@@ -386,7 +389,7 @@ impl TcpEndpoint {
                 break;
             }
         }
-        r.min(self.cfg.max_rto)
+        r.min(self.cfg.max_rto).max(1)
     }
 
     /// Effective maximum segment size (payload bytes).
@@ -593,7 +596,11 @@ impl TcpEndpoint {
         self.rto_at = None;
         self.timed = None;
         // RFC 5681 §3.1: one segment after a retransmitted SYN or SYN-ACK.
-        let segs = if self.syn_retx > 0 { 1 } else { u64::from(self.cfg.init_cwnd.max(1)) };
+        let segs = if self.syn_retx > 0 {
+            1
+        } else {
+            u64::from(self.cfg.init_cwnd.max(1))
+        };
         self.cc = new_congestion_control(&self.cfg, self.mss, segs * self.mss);
         if self.srtt.is_none() && self.syn_retx > 0 {
             // RFC 6298 §5.7.
@@ -806,7 +813,11 @@ impl TcpEndpoint {
             self.sacked_below_rxt = 0;
             self.rescue_rxt = None;
             self.compute_pipe();
-            let cap = self.scoreboard.next_from(self.snd_una).map_or(self.snd_max, |(a, _)| a).min(self.snd_max);
+            let cap = self
+                .scoreboard
+                .next_from(self.snd_una)
+                .map_or(self.snd_max, |(a, _)| a)
+                .min(self.snd_max);
             let s = self.snd_una;
             let e = self.seg_end(s, cap);
             if e > s {
@@ -818,7 +829,8 @@ impl TcpEndpoint {
             // RFC 6582 steps 2-3.
             self.recovery = Recovery::NewReno;
             self.first_partial_seen = false;
-            self.cc.set_cwnd(ssthresh + u64::from(self.cfg.dupack_threshold.max(1)) * self.mss);
+            self.cc
+                .set_cwnd(ssthresh + u64::from(self.cfg.dupack_threshold.max(1)) * self.mss);
             let s = self.snd_una;
             let e = self.seg_end(s, self.snd_max);
             self.emit_range(now, s, e, out);
@@ -951,7 +963,11 @@ impl TcpEndpoint {
         if let Some((_, b)) = self.scoreboard.containing(p) {
             p = b;
         }
-        let cap = self.scoreboard.next_from(p).map_or(self.snd_max, |(a, _)| a).min(self.snd_max);
+        let cap = self
+            .scoreboard
+            .next_from(p)
+            .map_or(self.snd_max, |(a, _)| a)
+            .min(self.snd_max);
         // Rule 1: the first lost hole above HighRxt.
         if p < self.lost_boundary && p < self.snd_max {
             let e = self.seg_end(p, cap);
@@ -1172,7 +1188,9 @@ impl TcpEndpoint {
     }
 
     fn rcv_window(&self) -> u32 {
-        self.cfg.rcv_buf.saturating_sub(self.ooo.bytes().min(u64::from(u32::MAX)) as u32)
+        self.cfg
+            .rcv_buf
+            .saturating_sub(self.ooo.bytes().min(u64::from(u32::MAX)) as u32)
     }
 
     fn base_packet(&self, now: Time, seq_off: u64, flags: Flags) -> Packet {
@@ -1235,7 +1253,9 @@ impl TcpEndpoint {
         let room = room.min(MAX_SACK);
         let mut blocks = [(0u64, 0u64); MAX_SACK];
         let mut n = 0;
-        let recent = self.sack_recent[..self.sack_recent_len].iter().filter_map(|&x| self.ooo.containing(x));
+        let recent = self.sack_recent[..self.sack_recent_len]
+            .iter()
+            .filter_map(|&x| self.ooo.containing(x));
         for iv in recent.chain(self.ooo.iter()) {
             if n == room {
                 break;

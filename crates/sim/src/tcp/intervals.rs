@@ -200,7 +200,7 @@ mod tests {
         let mut floor = 0u64;
         for _ in 0..2000 {
             let r = next();
-            if r % 7 == 0 {
+            if r.is_multiple_of(7) {
                 let cut = (floor + next() % 20).min(300);
                 s.remove_below(cut, |_, _| {});
                 for b in bits.iter_mut().take(cut as usize) {

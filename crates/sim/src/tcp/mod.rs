@@ -25,6 +25,22 @@
 //!
 //! The SYN options travel in the [`Packet`]'s otherwise unused first SACK slot, see
 //! [`SynOptions`].
+//!
+//! Conventions and simplifications a reader comparing with Linux or ns-3 should know:
+//!
+//! * the initial sequence number is a hash of the flow's ids (deterministic, spread over the
+//!   32-bit space), or chosen with [`TcpEndpoint::connect_with_iss`];
+//! * `syn_retries` and `data_retries` count retransmissions, as Linux's `tcp_syn_retries` and
+//!   `tcp_retries2`: with 2, SYNs go out at 0, 1 s and 3 s and the connection fails at 7 s;
+//! * duplicate ACKs are recognised by acknowledgment number alone (the window is not compared,
+//!   as in ns-3, since the advertised window shrinks as out-of-order data is held); with SACK
+//!   only ACKs carrying new SACK information count (RFC 6675);
+//! * windows are exact byte counts (the window-scale shift is advertised but not applied);
+//! * `Closed` is reported on entering TIME-WAIT (or when LAST-ACK is acknowledged); there is no
+//!   2 MSL timer, and an endpoint kept around keeps acknowledging retransmitted FINs;
+//! * no Nagle algorithm (as TCP_NODELAY), no quick-ACK mode, no D-SACK, RACK/TLP, F-RTO, PRR,
+//!   PAWS, keep-alive, urgent data, simultaneous open or RFC 5961 challenge ACKs. A lost
+//!   retransmission is repaired by the RTO.
 
 mod cc;
 mod endpoint;

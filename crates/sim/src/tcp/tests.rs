@@ -1,0 +1,1345 @@
+//! Tests of the TCP endpoint: unit tests against hand-made packets, and end-to-end runs over a
+//! tiny self-contained network (two hosts joined by a bottleneck with a drop-tail queue, an
+//! optional CE-marking threshold and a "drop these packets" hook), driven by a binary-heap event
+//! loop keyed by (time, insertion order).
+
+use super::*;
+use crate::config::{CcAlgo, DelayedAck, TcpConfig};
+use crate::packet::{FlowId, NodeId, Packet, Proto, L2_L3_HEADER, TCP_HEADER};
+use crate::time::{tx_time, Time, MS, SEC, US};
+use std::cmp::Ordering;
+use std::collections::{BinaryHeap, HashSet, VecDeque};
+use tandem_wire::ipv4::Ecn;
+use tandem_wire::tcp::Flags;
+
+// ---------------------------------------------------------------------- the test network
+
+/// Ethernet preamble + FCS + inter-frame gap, added by the link.
+const FRAMING: u32 = 24;
+
+#[derive(Debug, Clone, Copy)]
+struct LinkSpec {
+    rate_bps: u64,
+    delay: Time,
+    /// Packets that may wait (not counting the one on the wire).
+    limit: usize,
+    /// Mark ECN-capable packets CE when this many packets are waiting on arrival.
+    mark_k: Option<usize>,
+}
+
+impl LinkSpec {
+    fn new(rate_bps: u64, delay: Time, limit: usize) -> LinkSpec {
+        LinkSpec {
+            rate_bps,
+            delay,
+            limit,
+            mark_k: None,
+        }
+    }
+}
+
+struct Link {
+    spec: LinkSpec,
+    queue: VecDeque<Packet>,
+    busy: bool,
+    drops: u64,
+    marks: u64,
+    /// (time, packets waiting) at every arrival.
+    samples: Vec<(Time, usize)>,
+}
+
+enum Ev {
+    Arrive { node: usize, pkt: Packet },
+    TxDone { link: usize },
+    Timer { node: usize },
+}
+
+struct Item {
+    at: Time,
+    seq: u64,
+    ev: Ev,
+}
+
+impl PartialEq for Item {
+    fn eq(&self, o: &Item) -> bool {
+        (self.at, self.seq) == (o.at, o.seq)
+    }
+}
+impl Eq for Item {}
+impl PartialOrd for Item {
+    fn partial_cmp(&self, o: &Item) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Item {
+    fn cmp(&self, o: &Item) -> Ordering {
+        // BinaryHeap is a max-heap: reverse for earliest first, ties in insertion order.
+        (o.at, o.seq).cmp(&(self.at, self.seq))
+    }
+}
+
+/// Decides whether a packet entering link `0` (client to server) or `1` is dropped.
+type DropHook = Box<dyn FnMut(usize, &Packet) -> bool>;
+
+#[derive(Clone)]
+struct Scenario {
+    client: TcpConfig,
+    server: TcpConfig,
+    fwd: LinkSpec,
+    rev: LinkSpec,
+    bytes: u64,
+    close: bool,
+    limit: Time,
+    iss: Option<(u32, u32)>,
+}
+
+impl Scenario {
+    /// 1 Gb/s, 50 us each way (100 us RTT), 1000-packet queues, default TCP.
+    fn new(bytes: u64) -> Scenario {
+        let link = LinkSpec::new(1_000_000_000, 50 * US, 1000);
+        Scenario {
+            client: TcpConfig::default(),
+            server: TcpConfig::default(),
+            fwd: link,
+            rev: link,
+            bytes,
+            close: true,
+            limit: 600 * SEC,
+            iss: None,
+        }
+    }
+    fn both(mut self, f: impl Fn(&mut TcpConfig)) -> Scenario {
+        f(&mut self.client);
+        f(&mut self.server);
+        self
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+struct Sent {
+    at: Time,
+    node: usize,
+    pkt: Packet,
+    dropped: bool,
+}
+
+struct Net {
+    now: Time,
+    heap: BinaryHeap<Item>,
+    seq: u64,
+    sc: Scenario,
+    ids: [FlowIds; 2],
+    ep: [Option<TcpEndpoint>; 2],
+    links: [Link; 2],
+    drop: DropHook,
+    out: TcpOutput,
+    events: Vec<(Time, usize, TcpEvent)>,
+    sent: Vec<Sent>,
+    timer_pushed: [Option<Time>; 2],
+    processed: u64,
+    /// (time, cwnd, ssthresh, bytes in flight) of the client after each of its steps.
+    cwnd_trace: Vec<(Time, u64, u64, u64)>,
+}
+
+impl Net {
+    fn new(sc: Scenario, drop: DropHook) -> Net {
+        let ids = FlowIds {
+            flow: FlowId(7),
+            local: NodeId(1),
+            remote: NodeId(2),
+            local_port: 40_000,
+            remote_port: 5001,
+        };
+        let link = |spec| Link {
+            spec,
+            queue: VecDeque::new(),
+            busy: false,
+            drops: 0,
+            marks: 0,
+            samples: Vec::new(),
+        };
+        Net {
+            now: 0,
+            heap: BinaryHeap::new(),
+            seq: 0,
+            ids: [ids, ids.reversed()],
+            ep: [None, None],
+            links: [link(sc.fwd), link(sc.rev)],
+            sc,
+            drop,
+            out: TcpOutput::new(),
+            events: Vec::new(),
+            sent: Vec::new(),
+            timer_pushed: [None, None],
+            processed: 0,
+            cwnd_trace: Vec::new(),
+        }
+    }
+
+    fn push(&mut self, at: Time, ev: Ev) {
+        self.seq += 1;
+        self.heap.push(Item { at, seq: self.seq, ev });
+    }
+
+    /// Hands the outputs of node `i` to its link and reacts to its events.
+    fn dispatch(&mut self, i: usize) {
+        if let (0, Some(c)) = (i, self.ep[0].as_ref()) {
+            self.cwnd_trace
+                .push((self.now, c.cwnd(), c.ssthresh(), c.bytes_in_flight()));
+        }
+        let out = std::mem::take(&mut self.out);
+        for pkt in &out.packets {
+            self.enqueue(i, *pkt);
+        }
+        let mut again = false;
+        for ev in &out.events {
+            self.events.push((self.now, i, *ev));
+            if i == 1 && *ev == TcpEvent::PeerClosed {
+                again = true;
+            }
+        }
+        self.out = out;
+        self.out.clear();
+        if again {
+            // The server application closes when the client has.
+            if let Some(ep) = self.ep[1].as_mut() {
+                ep.close(self.now, &mut self.out);
+            }
+            self.dispatch(1);
+        }
+        // Keep one timer event per node in the heap: the earliest deadline asked for. Later
+        // deadlines are picked up when it fires (an early on_timer call does nothing).
+        if let Some(t) = self.ep[i].as_ref().and_then(|e| e.next_timer()) {
+            if self.timer_pushed[i].is_none_or(|p| t < p) {
+                self.timer_pushed[i] = Some(t);
+                self.push(t.max(self.now), Ev::Timer { node: i });
+            }
+        }
+    }
+
+    fn enqueue(&mut self, link: usize, mut pkt: Packet) {
+        let dropped = (self.drop)(link, &pkt);
+        self.sent.push(Sent {
+            at: self.now,
+            node: link,
+            pkt,
+            dropped,
+        });
+        let now = self.now;
+        let l = &mut self.links[link];
+        l.samples.push((now, l.queue.len()));
+        if dropped {
+            return;
+        }
+        if l.queue.len() >= l.spec.limit {
+            l.drops += 1;
+            return;
+        }
+        if let Some(k) = l.spec.mark_k {
+            if l.queue.len() >= k && matches!(pkt.ecn, Ecn::Ect0 | Ecn::Ect1) {
+                pkt.ecn = Ecn::Ce;
+                l.marks += 1;
+            }
+        }
+        l.queue.push_back(pkt);
+        if !l.busy {
+            self.start_tx(link);
+        }
+    }
+
+    fn start_tx(&mut self, link: usize) {
+        let l = &mut self.links[link];
+        let Some(pkt) = l.queue.pop_front() else { return };
+        l.busy = true;
+        let tx = tx_time(u64::from(pkt.size + FRAMING), l.spec.rate_bps);
+        let delay = l.spec.delay;
+        let now = self.now;
+        self.push(now + tx, Ev::TxDone { link });
+        self.push(now + tx + delay, Ev::Arrive { node: 1 - link, pkt });
+    }
+
+    fn run(&mut self) {
+        let sc = self.sc.clone();
+        let ep = match sc.iss {
+            Some((c, _)) => TcpEndpoint::connect_with_iss(sc.client, self.ids[0], c, 0, &mut self.out),
+            None => TcpEndpoint::connect(sc.client, self.ids[0], 0, &mut self.out),
+        };
+        self.ep[0] = Some(ep);
+        let c = self.ep[0].as_mut().unwrap();
+        c.send(0, sc.bytes, &mut self.out);
+        if sc.close {
+            c.close(0, &mut self.out);
+        }
+        self.dispatch(0);
+        while let Some(item) = self.heap.pop() {
+            if item.at > sc.limit {
+                break;
+            }
+            self.now = item.at;
+            self.processed += 1;
+            assert!(self.processed < 5_000_000, "runaway simulation");
+            match item.ev {
+                Ev::TxDone { link } => {
+                    self.links[link].busy = false;
+                    self.start_tx(link);
+                }
+                Ev::Arrive { node, pkt } => {
+                    if self.ep[node].is_none() {
+                        if node == 1 && pkt.has(Flags::SYN) && !pkt.has(Flags::ACK) {
+                            let ep = match sc.iss {
+                                Some((_, s)) => TcpEndpoint::accept_with_iss(
+                                    sc.server,
+                                    self.ids[1],
+                                    &pkt,
+                                    s,
+                                    self.now,
+                                    &mut self.out,
+                                ),
+                                None => TcpEndpoint::accept(sc.server, self.ids[1], &pkt, self.now, &mut self.out),
+                            };
+                            self.ep[1] = Some(ep);
+                        }
+                    } else {
+                        self.ep[node].as_mut().unwrap().on_packet(self.now, &pkt, &mut self.out);
+                    }
+                    self.dispatch(node);
+                }
+                Ev::Timer { node } => {
+                    if self.timer_pushed[node] == Some(item.at) {
+                        self.timer_pushed[node] = None;
+                    }
+                    if let Some(ep) = self.ep[node].as_mut() {
+                        ep.on_timer(self.now, &mut self.out);
+                    }
+                    self.dispatch(node);
+                }
+            }
+        }
+    }
+
+    fn client(&self) -> &TcpEndpoint {
+        self.ep[0].as_ref().expect("client")
+    }
+    fn server(&self) -> &TcpEndpoint {
+        self.ep[1].as_ref().expect("server")
+    }
+    fn event_time(&self, node: usize, ev: TcpEvent) -> Option<Time> {
+        self.events
+            .iter()
+            .find(|(_, n, e)| *n == node && *e == ev)
+            .map(|(t, _, _)| *t)
+    }
+    fn has_event(&self, node: usize, ev: TcpEvent) -> bool {
+        self.event_time(node, ev).is_some()
+    }
+    /// Asserts the whole transfer arrived and both ends closed.
+    fn assert_complete(&self) {
+        let bytes = self.sc.bytes;
+        assert_eq!(self.server().stats().bytes_delivered, bytes, "delivered");
+        assert!(self.has_event(0, TcpEvent::SendComplete) || bytes == 0);
+        assert!(self.has_event(1, TcpEvent::PeerClosed));
+        assert!(self.has_event(0, TcpEvent::Closed), "client closed");
+        assert!(self.has_event(1, TcpEvent::Closed), "server closed");
+        assert_eq!(self.client().next_timer(), None);
+        assert_eq!(self.server().next_timer(), None);
+    }
+    fn data_sent(&self, node: usize) -> impl Iterator<Item = &Sent> {
+        self.sent.iter().filter(move |s| s.node == node && s.pkt.payload > 0)
+    }
+}
+
+fn no_drops() -> DropHook {
+    Box::new(|_, _| false)
+}
+
+/// Drops the first transmission of the client's data segments starting at these byte offsets
+/// of the stream (learning the ISS from the SYN).
+fn drop_data_at(offsets: &[u64]) -> DropHook {
+    let mut want: HashSet<u64> = offsets.iter().copied().collect();
+    let mut iss = None;
+    Box::new(move |link, p| {
+        if link != 0 {
+            return false;
+        }
+        if p.has(Flags::SYN) {
+            iss = Some(p.seq);
+            return false;
+        }
+        let Some(iss) = iss else { return false };
+        if p.payload == 0 {
+            return false;
+        }
+        let off = u64::from(p.seq.wrapping_sub(iss).wrapping_sub(1));
+        want.remove(&off)
+    })
+}
+
+/// Drops the first `n` SYNs (link 0) or SYN-ACKs (link 1).
+fn drop_syns(link_of: usize, n: usize) -> DropHook {
+    let mut left = n;
+    Box::new(move |link, p| {
+        if link == link_of && p.has(Flags::SYN) && left > 0 {
+            left -= 1;
+            return true;
+        }
+        false
+    })
+}
+
+fn run(sc: Scenario, drop: DropHook) -> Net {
+    let mut net = Net::new(sc, drop);
+    net.run();
+    net
+}
+
+const MSS: u64 = 1448;
+
+// ---------------------------------------------------------------------- end-to-end tests
+
+#[test]
+fn handshake_and_transfer_complete() {
+    let net = run(Scenario::new(100_000), no_drops());
+    net.assert_complete();
+    let (c, s) = (net.client().stats(), net.server().stats());
+    assert!(net.has_event(0, TcpEvent::Connected) && net.has_event(1, TcpEvent::Connected));
+    assert_eq!(c.bytes_sent, 100_000);
+    assert_eq!((c.retransmits, c.data_timeouts, c.fast_recoveries), (0, 0, 0));
+    assert_eq!(s.out_of_order_arrivals, 0);
+    // Handshake: established after one RTT (plus serialisation of two small frames).
+    let est = c.established_at.unwrap();
+    assert!((100 * US..102 * US).contains(&est), "{est}");
+    assert!(net.client().srtt().is_some());
+    // Delivered events are monotone and end at the total.
+    let mut last = 0;
+    for (_, n, e) in &net.events {
+        if let (1, TcpEvent::Delivered { total }) = (n, e) {
+            assert!(*total > last);
+            last = *total;
+        }
+    }
+    assert_eq!(last, 100_000);
+}
+
+#[test]
+fn packet_fields_and_sizes() {
+    let net = run(Scenario::new(3 * MSS), no_drops());
+    let syn = &net.sent[0].pkt;
+    assert_eq!(syn.flags, Flags::SYN);
+    assert_eq!(
+        (syn.src, syn.dst, syn.src_port, syn.dst_port),
+        (NodeId(1), NodeId(2), 40_000, 5001)
+    );
+    assert_eq!(syn.flow, FlowId(7));
+    assert_eq!(syn.proto, Proto::Tcp);
+    assert_eq!(syn.ecn, Ecn::NotEct);
+    assert_eq!(syn.size, L2_L3_HEADER + TCP_HEADER + 24);
+    assert_eq!(
+        SynOptions::from_packet(syn),
+        Some(SynOptions {
+            mss: 1448,
+            sack_permitted: true,
+            timestamps: true,
+            window_scale: Some(7),
+        })
+    );
+    assert!(syn.sack_blocks().is_empty());
+    let synack = net.sent.iter().find(|s| s.node == 1).unwrap().pkt;
+    assert_eq!(synack.flags, Flags::SYN | Flags::ACK);
+    assert_eq!(synack.ack, syn.seq.wrapping_add(1));
+    assert_eq!(synack.ts_ecr, syn.ts_val);
+    for s in net.data_sent(0) {
+        assert_eq!(s.pkt.size, L2_L3_HEADER + TCP_HEADER + 12 + s.pkt.payload);
+        assert_eq!(s.pkt.ts_val, s.at);
+        assert_eq!(s.pkt.created, s.at);
+        assert!(s.pkt.has(Flags::ACK));
+        assert_eq!(s.pkt.ecn, Ecn::NotEct);
+        assert_eq!(s.pkt.payload as u64, MSS);
+    }
+    for s in net
+        .sent
+        .iter()
+        .filter(|s| s.node == 1 && s.pkt.payload == 0 && !s.pkt.has(Flags::SYN))
+    {
+        assert_eq!(s.pkt.size, L2_L3_HEADER + TCP_HEADER + 12);
+        assert_ne!(s.pkt.window, 0);
+        assert_eq!((s.pkt.class, s.pkt.tag), (0, 0));
+    }
+    // Without timestamps and SACK the SYN carries MSS and window scale only.
+    let net = run(
+        Scenario::new(MSS).both(|c| {
+            c.timestamps = false;
+            c.sack = false;
+        }),
+        no_drops(),
+    );
+    assert_eq!(net.sent[0].pkt.size, L2_L3_HEADER + TCP_HEADER + 8);
+    assert_eq!(net.sent[0].pkt.ts_val, 0);
+    let d = net.data_sent(0).next().unwrap();
+    assert_eq!(d.pkt.size, L2_L3_HEADER + TCP_HEADER + MSS as u32);
+    assert_eq!((d.pkt.ts_val, d.pkt.ts_ecr), (0, 0));
+    net.assert_complete();
+}
+
+#[test]
+fn syn_lost_once_established_after_init_rto() {
+    for (init_rto, expect) in [(SEC, SEC), (3 * SEC, 3 * SEC)] {
+        let sc = Scenario::new(10_000).both(|c| c.init_rto = init_rto);
+        let net = run(sc, drop_syns(0, 1));
+        let c = net.client().stats();
+        assert_eq!(c.syn_timeouts, 1);
+        let est = c.established_at.unwrap();
+        assert!(est > expect && est < expect + 200 * US, "{est}");
+        net.assert_complete();
+    }
+}
+
+#[test]
+fn syn_lost_twice_established_after_three_seconds() {
+    let net = run(Scenario::new(10_000), drop_syns(0, 2));
+    let c = net.client().stats();
+    assert_eq!(c.syn_timeouts, 2);
+    let est = c.established_at.unwrap();
+    assert!(est > 3 * SEC && est < 3 * SEC + 200 * US, "{est}");
+    // RFC 5681 §3.1: the initial window is one segment after a retransmitted SYN.
+    let at_est = net.cwnd_trace.iter().find(|e| e.0 >= est).unwrap();
+    assert_eq!((at_est.0, at_est.1), (est, MSS));
+    // With timestamps the handshake still yields an RTT sample (RFC 7323), so RFC 6298 §5.7's
+    // 3 s fallback RTO does not apply.
+    assert!(net.client().srtt().is_some());
+    assert!(net.client().rto() < SEC);
+    net.assert_complete();
+}
+
+#[test]
+fn synack_lost_is_retransmitted_by_the_passive_side() {
+    let net = run(Scenario::new(10_000), drop_syns(1, 1));
+    let s = net.server().stats();
+    // The client's SYN retransmission (at 1 s) reaches the server first and gets the SYN-ACK
+    // again; the server's own SYN-ACK timer fires at 1 s + 50 us as well, at most once.
+    assert!(s.syn_timeouts <= 1);
+    assert_eq!(net.client().stats().syn_timeouts, 1);
+    let est = net.client().stats().established_at.unwrap();
+    assert!(est > SEC && est < SEC + 200 * US, "{est}");
+    net.assert_complete();
+}
+
+#[test]
+fn syn_retries_exhausted_fails() {
+    let sc = Scenario::new(10_000).both(|c| c.syn_retries = 2);
+    let net = run(sc, drop_syns(0, 100));
+    let fail = net
+        .event_time(0, TcpEvent::Failed(FailReason::SynRetriesExhausted))
+        .unwrap();
+    // SYNs at 0, 1 s, 3 s; failure when the third timer (4 s) expires at 7 s.
+    assert_eq!(fail, 7 * SEC);
+    let syns: Vec<Time> = net
+        .sent
+        .iter()
+        .filter(|s| s.pkt.has(Flags::SYN))
+        .map(|s| s.at)
+        .collect();
+    assert_eq!(syns, vec![0, SEC, 3 * SEC]);
+    assert_eq!(net.client().stats().syn_timeouts, 2);
+    assert!(net.client().is_failed());
+    assert_eq!(net.client().next_timer(), None);
+}
+
+#[test]
+fn bulk_goodput_near_link_capacity() {
+    let mut sc = Scenario::new(5_000_000);
+    sc.fwd.limit = 100;
+    let net = run(sc, no_drops());
+    net.assert_complete();
+    let c = net.client().stats();
+    // Slow start overflows the queue once; SACK recovery repairs exactly the dropped segments.
+    assert!(net.links[0].drops > 0);
+    assert_eq!(c.retransmits, net.links[0].drops);
+    assert_eq!(c.data_timeouts, 0);
+    let secs = (c.send_complete_at.unwrap() - c.established_at.unwrap()) as f64 / SEC as f64;
+    let goodput = 5_000_000.0 * 8.0 / secs;
+    // Per 1448-byte segment the wire carries 1448 + 66 header + 24 framing bytes.
+    let capacity = 1e9 * 1448.0 / (1448.0 + 66.0 + 24.0);
+    assert!(
+        goodput > 0.97 * capacity && goodput <= capacity * 1.0001,
+        "{goodput} of {capacity}"
+    );
+}
+
+#[test]
+fn bulk_goodput_with_overflowing_queue_and_newreno() {
+    // A shallow queue forces slow-start overshoot losses; NewReno without SACK must still
+    // finish (by partial ACKs, or timeouts) and keep the link mostly busy.
+    let mut sc = Scenario::new(2_000_000).both(|c| c.sack = false);
+    sc.fwd.limit = 20;
+    let net = run(sc, no_drops());
+    net.assert_complete();
+    assert!(net.links[0].drops > 0);
+    let c = net.client().stats();
+    assert!(c.fast_recoveries >= 1);
+}
+
+#[test]
+fn single_loss_repaired_by_one_fast_retransmit() {
+    for sack in [true, false] {
+        let sc = Scenario::new(300_000).both(|c| c.sack = sack);
+        let net = run(sc, drop_data_at(&[30 * MSS]));
+        net.assert_complete();
+        let c = net.client().stats();
+        assert_eq!(c.retransmits, 1, "sack {sack}");
+        assert_eq!(c.fast_retransmits, 1);
+        assert_eq!(c.fast_recoveries, 1);
+        assert_eq!(c.data_timeouts, 0);
+        assert!(c.dupacks_received >= 3);
+        assert!(net.server().stats().out_of_order_arrivals >= 3);
+        // ssthresh was set from the flight size at the loss.
+        assert!(net.client().ssthresh() < u64::MAX);
+    }
+}
+
+#[test]
+fn three_losses_recovered_by_newreno_partial_acks() {
+    let sc = Scenario::new(400_000).both(|c| c.sack = false);
+    let net = run(sc, drop_data_at(&[40 * MSS, 43 * MSS, 46 * MSS]));
+    net.assert_complete();
+    let c = net.client().stats();
+    assert_eq!(c.fast_recoveries, 1);
+    assert_eq!(c.retransmits, 3);
+    assert_eq!(c.data_timeouts, 0);
+    // The second and third retransmissions are one RTT apart (partial ACKs).
+    let rtx: Vec<Time> = {
+        let mut seen = HashSet::new();
+        net.data_sent(0)
+            .filter(|s| !seen.insert(s.pkt.seq))
+            .map(|s| s.at)
+            .collect()
+    };
+    assert_eq!(rtx.len(), 3);
+    assert!(rtx[1] - rtx[0] >= 100 * US && rtx[2] - rtx[1] >= 100 * US, "{rtx:?}");
+}
+
+#[test]
+fn three_losses_recovered_by_sack() {
+    let sc = Scenario::new(400_000);
+    let net = run(sc, drop_data_at(&[40 * MSS, 43 * MSS, 46 * MSS]));
+    net.assert_complete();
+    let c = net.client().stats();
+    assert_eq!(c.fast_recoveries, 1);
+    assert_eq!(c.retransmits, 3);
+    assert_eq!(c.data_timeouts, 0);
+    // With SACK the later holes are known lost together and retransmitted back to back (once
+    // pipe has fallen below the halved cwnd), not one RTT apart as with NewReno.
+    let rtx: Vec<Time> = {
+        let mut seen = HashSet::new();
+        net.data_sent(0)
+            .filter(|s| !seen.insert(s.pkt.seq))
+            .map(|s| s.at)
+            .collect()
+    };
+    assert!(rtx[2] - rtx[1] < 20 * US, "{rtx:?}");
+    assert!(net.server().stats().out_of_order_arrivals > 3);
+}
+
+#[test]
+fn many_losses_in_one_window_with_sack() {
+    // Every other segment of a window lost: SACK recovery repairs it without a timeout.
+    let offsets: Vec<u64> = (0..12).map(|i| (40 + 2 * i) * MSS).collect();
+    let net = run(Scenario::new(600_000), drop_data_at(&offsets));
+    net.assert_complete();
+    let c = net.client().stats();
+    assert_eq!(c.data_timeouts, 0);
+    assert_eq!(c.fast_recoveries, 1);
+    assert_eq!(c.retransmits, 12);
+}
+
+#[test]
+fn tail_loss_repaired_by_rto() {
+    // An odd segment count would leave the last ACK before the loss delayed by 40 ms.
+    let n = 21;
+    let net = run(Scenario::new(n * MSS), drop_data_at(&[(n - 1) * MSS]));
+    net.assert_complete();
+    let c = net.client().stats();
+    assert_eq!(c.data_timeouts, 1);
+    assert_eq!(c.fast_recoveries, 0);
+    assert_eq!(c.retransmits, 1);
+    // Repaired one (minimum, 200 ms) RTO after the segment was sent.
+    let done = c.send_complete_at.unwrap();
+    assert!(done > 200 * MS && done < 202 * MS, "{done}");
+    // cwnd collapsed to the loss window, then grew again.
+    assert!(net.client().ssthresh() < u64::MAX);
+}
+
+#[test]
+fn repeated_timeouts_back_off_then_fail() {
+    let sc = Scenario::new(20 * MSS).both(|c| c.data_retries = 3);
+    // Drop every client data segment after the handshake.
+    let net = run(sc, Box::new(|link, p: &Packet| link == 0 && p.payload > 0));
+    let c = net.client();
+    assert_eq!(c.stats().data_timeouts, 3);
+    assert!(net.has_event(0, TcpEvent::Failed(FailReason::DataRetriesExhausted)));
+    let rtx: Vec<Time> = net.data_sent(0).skip(10).map(|s| s.at).collect();
+    assert_eq!(rtx.len(), 3);
+    // RTO 200 ms (minimum), then 400 ms, then 800 ms; failure 1.6 s after that.
+    let gaps: Vec<Time> = rtx.windows(2).map(|w| w[1] - w[0]).collect();
+    assert_eq!(gaps, vec![400 * MS, 800 * MS]);
+    let fail = net
+        .event_time(0, TcpEvent::Failed(FailReason::DataRetriesExhausted))
+        .unwrap();
+    assert_eq!(fail - rtx[2], 1600 * MS);
+}
+
+#[test]
+fn delayed_ack_halves_pure_acks() {
+    let acks = |delayed: DelayedAck| {
+        let sc = Scenario::new(400 * MSS).both(|c| c.delayed_ack = delayed);
+        let net = run(sc, no_drops());
+        net.assert_complete();
+        net.server().stats().pure_acks_sent as f64
+    };
+    let on = acks(DelayedAck::On { timeout: 40 * MS });
+    let off = acks(DelayedAck::Off);
+    let ratio = on / off;
+    assert!((0.45..0.56).contains(&ratio), "{on} / {off}");
+}
+
+#[test]
+fn delayed_ack_timer_acks_a_lone_segment() {
+    let sc = Scenario::new(100);
+    let mut sc = sc;
+    sc.close = false;
+    let net = run(sc, no_drops());
+    let ack = net
+        .sent
+        .iter()
+        .find(|s| s.node == 1 && s.pkt.payload == 0 && !s.pkt.has(Flags::SYN))
+        .unwrap();
+    // Data arrives at ~150 us; the ACK waits for the 40 ms timer.
+    assert!(ack.at > 40 * MS && ack.at < 41 * MS, "{}", ack.at);
+}
+
+#[test]
+fn dctcp_keeps_queue_near_marking_threshold() {
+    let k = 20;
+    let mut sc = Scenario::new(5_000_000).both(|c| c.cc = CcAlgo::Dctcp { g: 1.0 / 16.0 });
+    sc.fwd.mark_k = Some(k);
+    sc.fwd.limit = 500;
+    let net = run(sc, no_drops());
+    net.assert_complete();
+    let c = net.client().stats();
+    assert_eq!(net.links[0].drops, 0);
+    assert!(net.links[0].marks > 0);
+    assert!(c.ece_received > 0 && c.ecn_reductions > 0);
+    assert!(net.server().stats().ecn_marks_received > 0);
+    assert_eq!(c.retransmits, 0);
+    assert!((0.0..1.0).contains(&c.dctcp_alpha), "{}", c.dctcp_alpha);
+    // Steady state (after the first 5 ms): the queue hovers around K.
+    let start = c.established_at.unwrap() + 5 * MS;
+    let end = c.send_complete_at.unwrap();
+    let q: Vec<usize> = net.links[0]
+        .samples
+        .iter()
+        .filter(|(t, _)| *t > start && *t < end)
+        .map(|&(_, q)| q)
+        .collect();
+    let mean = q.iter().sum::<usize>() as f64 / q.len() as f64;
+    let max = *q.iter().max().unwrap();
+    assert!(mean > 0.5 * k as f64 && mean < 1.5 * k as f64, "mean queue {mean}");
+    assert!(max < 2 * k, "max queue {max}");
+    // And the link stays busy.
+    let secs = (end - c.established_at.unwrap()) as f64 / SEC as f64;
+    let goodput = 5_000_000.0 * 8.0 / secs;
+    assert!(goodput > 0.9 * 1e9 * 1448.0 / 1538.0, "{goodput}");
+    // Data is ECT(0), pure ACKs are not.
+    assert!(net.data_sent(0).all(|s| s.pkt.ecn == Ecn::Ect0));
+    assert!(net
+        .sent
+        .iter()
+        .filter(|s| s.node == 1 && s.pkt.payload == 0)
+        .all(|s| s.pkt.ecn == Ecn::NotEct));
+    // ECN negotiated on the handshake (RFC 3168 §6.1.1).
+    assert!(net.sent[0].pkt.has(Flags::ECE | Flags::CWR));
+}
+
+#[test]
+fn classic_ecn_halves_once_per_window_and_sets_cwr() {
+    let mut sc = Scenario::new(2_000_000).both(|c| c.ecn = true);
+    sc.fwd.mark_k = Some(20);
+    sc.fwd.limit = 500;
+    let net = run(sc, no_drops());
+    net.assert_complete();
+    let c = net.client().stats();
+    assert_eq!(net.links[0].drops, 0);
+    assert_eq!(c.retransmits, 0);
+    assert!(c.ecn_reductions > 0);
+    assert!(c.ece_received >= c.ecn_reductions);
+    let cwr = net.data_sent(0).filter(|s| s.pkt.has(Flags::CWR)).count() as u64;
+    assert_eq!(cwr, c.ecn_reductions);
+    // At most one reduction per round trip: the transfer lasts ~17 ms, RTT >= 100 us.
+    let dur = c.send_complete_at.unwrap() - c.established_at.unwrap();
+    assert!(c.ecn_reductions < dur / (100 * US));
+    assert_eq!(net.client().stats().dctcp_alpha, 0.0);
+}
+
+#[test]
+fn same_inputs_give_identical_outputs() {
+    let make = || {
+        let mut sc = Scenario::new(600_000).both(|c| c.cc = CcAlgo::Dctcp { g: 1.0 / 16.0 });
+        sc.fwd.mark_k = Some(15);
+        sc.fwd.limit = 30;
+        run(sc, drop_data_at(&[50 * MSS, 51 * MSS, 90 * MSS]))
+    };
+    let (a, b) = (make(), make());
+    assert_eq!(a.sent, b.sent);
+    assert_eq!(a.events, b.events);
+    assert_eq!(a.client().stats(), b.client().stats());
+    assert_eq!(a.server().stats(), b.server().stats());
+    assert!(a.sent.len() > 500);
+}
+
+#[test]
+fn sequence_numbers_wrap() {
+    let mut sc = Scenario::new(300_000);
+    sc.iss = Some((u32::MAX - 100_000, u32::MAX - 3));
+    let net = run(sc, drop_data_at(&[60 * MSS, 70 * MSS]));
+    net.assert_complete();
+    assert_eq!(net.client().stats().data_timeouts, 0);
+    assert!(net.data_sent(0).any(|s| s.pkt.seq < 1_000_000));
+}
+
+#[test]
+fn mss_is_the_smaller_of_both() {
+    let mut sc = Scenario::new(20_000);
+    sc.server.mss = 536;
+    let net = run(sc, no_drops());
+    net.assert_complete();
+    assert_eq!(net.client().mss(), 536);
+    assert!(net.data_sent(0).all(|s| s.pkt.payload <= 536));
+    assert_eq!(net.data_sent(0).count(), 20_000usize.div_ceil(536));
+}
+
+#[test]
+fn small_receive_window_is_respected() {
+    let mut sc = Scenario::new(200_000);
+    sc.server.rcv_buf = 4 * 1448;
+    let net = run(sc, no_drops());
+    net.assert_complete();
+    // Never more than the advertised window outstanding.
+    let mut acked = None;
+    let mut iss = 0;
+    for s in &net.sent {
+        if s.node == 0 && s.pkt.has(Flags::SYN) {
+            iss = s.pkt.seq;
+        }
+        if s.node == 1 && s.pkt.has(Flags::ACK) {
+            acked = Some(s.pkt.ack.wrapping_sub(iss));
+        }
+        if s.node == 0 && s.pkt.payload > 0 {
+            let end = s.pkt.seq.wrapping_sub(iss) + s.pkt.payload;
+            assert!(end - acked.unwrap() <= 4 * 1448, "{end}");
+        }
+    }
+}
+
+#[test]
+fn shrinking_window_from_reordering_buffer_never_deadlocks() {
+    // A tiny receive buffer that losses fill with out-of-order data.
+    let mut sc = Scenario::new(100_000);
+    sc.server.rcv_buf = 6 * 1448;
+    let net = run(sc, drop_data_at(&[5 * MSS, 6 * MSS, 20 * MSS]));
+    net.assert_complete();
+}
+
+#[test]
+fn bidirectional_transfer() {
+    // The server sends as well: queue data before the handshake completes on both sides.
+    let mut net = Net::new(Scenario::new(50_000), no_drops());
+    net.sc.close = false;
+    net.run();
+    // After the first run, push data the other way and close both.
+    let now = net.now;
+    net.ep[1].as_mut().unwrap().send(now, 70_000, &mut net.out);
+    net.dispatch(1);
+    net.ep[0].as_mut().unwrap().close(now, &mut net.out);
+    net.dispatch(0);
+    while let Some(item) = net.heap.pop() {
+        net.now = item.at;
+        match item.ev {
+            Ev::TxDone { link } => {
+                net.links[link].busy = false;
+                net.start_tx(link);
+            }
+            Ev::Arrive { node, pkt } => {
+                net.ep[node].as_mut().unwrap().on_packet(net.now, &pkt, &mut net.out);
+                net.dispatch(node);
+            }
+            Ev::Timer { node } => {
+                if net.timer_pushed[node] == Some(item.at) {
+                    net.timer_pushed[node] = None;
+                }
+                net.ep[node].as_mut().unwrap().on_timer(net.now, &mut net.out);
+                net.dispatch(node);
+            }
+        }
+    }
+    assert_eq!(net.server().stats().bytes_delivered, 50_000);
+    assert_eq!(net.client().stats().bytes_delivered, 70_000);
+    assert!(net.has_event(0, TcpEvent::Closed) && net.has_event(1, TcpEvent::Closed));
+}
+
+// ---------------------------------------------------------------------- unit tests, by hand
+
+fn ids() -> FlowIds {
+    FlowIds {
+        flow: FlowId(1),
+        local: NodeId(10),
+        remote: NodeId(20),
+        local_port: 1000,
+        remote_port: 80,
+    }
+}
+
+/// A client and server with the handshake done by hand (no delays).
+fn pair(cfg: TcpConfig) -> (TcpEndpoint, TcpEndpoint, TcpOutput) {
+    let mut out = TcpOutput::new();
+    let mut c = TcpEndpoint::connect_with_iss(cfg, ids(), 1_000, 10, &mut out);
+    let syn = out.packets.pop().unwrap();
+    let mut s = TcpEndpoint::accept_with_iss(cfg, ids().reversed(), &syn, 5_000, 20, &mut out);
+    let synack = out.packets.pop().unwrap();
+    c.on_packet(30, &synack, &mut out);
+    let ack = out.packets.pop().unwrap();
+    s.on_packet(40, &ack, &mut out);
+    assert!(c.is_established() && s.is_established());
+    out.clear();
+    (c, s, out)
+}
+
+/// A data segment as the client would send it (client ISS 1000).
+fn data(off: u32, len: u32) -> Packet {
+    Packet {
+        flow: FlowId(1),
+        src: NodeId(10),
+        dst: NodeId(20),
+        src_port: 1000,
+        dst_port: 80,
+        seq: 1001 + off,
+        ack: 5001,
+        window: 1 << 20,
+        payload: len,
+        flags: Flags::ACK,
+        proto: Proto::Tcp,
+        ecn: Ecn::Ect0,
+        ts_val: 100,
+        ..Packet::default()
+    }
+}
+
+#[test]
+fn duplicate_syn_gets_the_synack_again() {
+    let mut out = TcpOutput::new();
+    let cfg = TcpConfig::default();
+    let _c = TcpEndpoint::connect_with_iss(cfg, ids(), 1_000, 10, &mut out);
+    let syn = out.packets.pop().unwrap();
+    let mut s = TcpEndpoint::accept(cfg, ids().reversed(), &syn, 20, &mut out);
+    let first = out.packets.pop().unwrap();
+    s.on_packet(1_000_000, &syn, &mut out);
+    let again = out.packets.pop().unwrap();
+    assert_eq!((again.seq, again.ack, again.flags), (first.seq, first.ack, first.flags));
+    assert_eq!(s.stats().syn_timeouts, 0);
+}
+
+#[test]
+fn early_or_spurious_timer_calls_do_nothing() {
+    let mut out = TcpOutput::new();
+    let mut c = TcpEndpoint::connect(TcpConfig::default(), ids(), 0, &mut out);
+    out.clear();
+    let t = c.next_timer().unwrap();
+    assert_eq!(t, SEC);
+    c.on_timer(t - 1, &mut out);
+    c.on_timer(0, &mut out);
+    assert!(out.packets.is_empty() && out.events.is_empty());
+    assert_eq!(c.next_timer(), Some(t));
+    c.on_timer(t, &mut out);
+    assert_eq!(out.packets.len(), 1);
+    assert_eq!(c.next_timer(), Some(3 * SEC));
+    // An established idle connection has no timer at all.
+    let (mut c, _s, mut out) = pair(TcpConfig::default());
+    assert_eq!(c.next_timer(), None);
+    c.on_timer(5 * SEC, &mut out);
+    assert!(out.packets.is_empty());
+}
+
+#[test]
+fn sack_blocks_report_the_most_recent_first() {
+    let (_c, mut s, mut out) = pair(TcpConfig::default());
+    let m = 1448;
+    let sack = |out: &mut TcpOutput| {
+        let p = out.packets.pop().unwrap();
+        assert!(out.packets.is_empty());
+        let base = 1001u32;
+        p.sack_blocks()
+            .iter()
+            .map(|&(a, b)| ((a - base) / m, (b - base) / m))
+            .collect::<Vec<_>>()
+    };
+    s.on_packet(100, &data(0, m), &mut out);
+    assert!(out.packets.is_empty(), "first segment's ACK is delayed");
+    s.on_packet(101, &data(2 * m, m), &mut out);
+    assert_eq!(sack(&mut out), vec![(2, 3)]);
+    s.on_packet(102, &data(4 * m, m), &mut out);
+    assert_eq!(sack(&mut out), vec![(4, 5), (2, 3)]);
+    s.on_packet(103, &data(6 * m, m), &mut out);
+    assert_eq!(sack(&mut out), vec![(6, 7), (4, 5), (2, 3)]);
+    s.on_packet(104, &data(8 * m, m), &mut out);
+    assert_eq!(sack(&mut out), vec![(8, 9), (6, 7), (4, 5)]);
+    // Filling 3 merges [2,3) and [4,5).
+    s.on_packet(105, &data(3 * m, m), &mut out);
+    assert_eq!(sack(&mut out), vec![(2, 5), (8, 9), (6, 7)]);
+    // Filling 1 delivers up to 5 at once; an immediate ACK.
+    s.on_packet(106, &data(m, m), &mut out);
+    let p = out.packets.pop().unwrap();
+    assert_eq!(p.ack, 1001 + 5 * m);
+    assert_eq!(p.sack_len, 2);
+    assert_eq!(s.stats().out_of_order_arrivals, 5);
+    assert_eq!(s.stats().bytes_delivered, 5 * u64::from(m));
+    // The window shrinks by the out-of-order bytes held.
+    assert_eq!(p.window, TcpConfig::default().rcv_buf - 2 * m);
+    // With timestamps the ACK carries 12 + 20 option bytes.
+    assert_eq!(p.size, L2_L3_HEADER + TCP_HEADER + 12 + 20);
+    // A duplicate segment is answered at once.
+    s.on_packet(107, &data(0, m), &mut out);
+    assert_eq!(out.packets.len(), 1);
+    assert_eq!(s.stats().duplicate_arrivals, 1);
+}
+
+#[test]
+fn dctcp_receiver_echoes_ce_changes_immediately() {
+    let cfg = TcpConfig {
+        cc: CcAlgo::Dctcp { g: 1.0 / 16.0 },
+        ..TcpConfig::default()
+    };
+    let (_c, mut s, mut out) = pair(cfg);
+    let m = 1448;
+    // Not marked: delayed.
+    s.on_packet(100, &data(0, m), &mut out);
+    assert!(out.packets.is_empty());
+    // Marked: first ACK the delayed segment without ECE, then this one with ECE.
+    let mut p = data(m, m);
+    p.ecn = Ecn::Ce;
+    s.on_packet(101, &p, &mut out);
+    assert_eq!(out.packets.len(), 2);
+    assert!(!out.packets[0].has(Flags::ECE) && out.packets[0].ack == 1001 + m);
+    assert!(out.packets[1].has(Flags::ECE) && out.packets[1].ack == 1001 + 2 * m);
+    out.clear();
+    // Still marked: back to delayed ACKs, ECE on each.
+    let mut p = data(2 * m, m);
+    p.ecn = Ecn::Ce;
+    s.on_packet(102, &p, &mut out);
+    assert!(out.packets.is_empty());
+    let mut p = data(3 * m, m);
+    p.ecn = Ecn::Ce;
+    s.on_packet(103, &p, &mut out);
+    assert_eq!(out.packets.len(), 1);
+    assert!(out.packets[0].has(Flags::ECE));
+    out.clear();
+    // Unmarked again: immediate ACK without ECE (nothing was delayed).
+    s.on_packet(104, &data(4 * m, m), &mut out);
+    assert_eq!(out.packets.len(), 1);
+    assert!(!out.packets[0].has(Flags::ECE));
+    assert_eq!(s.stats().ecn_marks_received, 3);
+}
+
+#[test]
+fn classic_ecn_receiver_sets_ece_until_cwr() {
+    let cfg = TcpConfig {
+        ecn: true,
+        delayed_ack: DelayedAck::Off,
+        ..TcpConfig::default()
+    };
+    let (_c, mut s, mut out) = pair(cfg);
+    let m = 1448;
+    let mut p = data(0, m);
+    p.ecn = Ecn::Ce;
+    s.on_packet(100, &p, &mut out);
+    s.on_packet(101, &data(m, m), &mut out);
+    assert!(out.packets.iter().all(|p| p.has(Flags::ECE)));
+    out.clear();
+    let mut p = data(2 * m, m);
+    p.flags |= Flags::CWR;
+    s.on_packet(102, &p, &mut out);
+    assert!(!out.packets[0].has(Flags::ECE));
+}
+
+#[test]
+fn zero_window_is_probed_and_reopens() {
+    let (mut c, mut s, mut out) = pair(TcpConfig::default());
+    // The server advertises a zero window.
+    let mut zero = Packet {
+        flow: FlowId(1),
+        src: NodeId(20),
+        dst: NodeId(10),
+        src_port: 80,
+        dst_port: 1000,
+        seq: 5001,
+        ack: 1001,
+        window: 0,
+        flags: Flags::ACK,
+        proto: Proto::Tcp,
+        ts_val: 50,
+        ..Packet::default()
+    };
+    c.on_packet(50, &zero, &mut out);
+    c.send(60, 10_000, &mut out);
+    assert!(out.packets.is_empty());
+    let t = c.next_timer().expect("persist timer");
+    c.on_timer(t, &mut out);
+    let probe = out.packets.pop().expect("probe");
+    assert_eq!(probe.payload, 0);
+    assert_eq!(probe.seq, 1000);
+    assert_eq!(c.stats().window_probes, 1);
+    // The server answers the probe with an ACK.
+    s.on_packet(t + 1, &probe, &mut out);
+    let answer = out.packets.pop().expect("probe answered");
+    assert_eq!(answer.ack, 1001);
+    // Window opens: data flows.
+    zero.window = 1 << 20;
+    zero.ts_val = 60;
+    c.on_packet(t + 2, &zero, &mut out);
+    assert_eq!(out.packets.len(), 7); // min(10 segments of cwnd, 10_000 bytes)
+    assert!(out.packets.iter().all(|p| p.payload > 0));
+}
+
+#[test]
+fn reset_fails_the_connection() {
+    let (mut c, _s, mut out) = pair(TcpConfig::default());
+    let rst = Packet {
+        src_port: 80,
+        dst_port: 1000,
+        seq: 5001,
+        flags: Flags::RST,
+        proto: Proto::Tcp,
+        ..Packet::default()
+    };
+    // Out of window: ignored.
+    let mut bad = rst;
+    bad.seq = 5001u32.wrapping_sub(100_000);
+    c.on_packet(100, &bad, &mut out);
+    assert!(out.events.is_empty());
+    c.on_packet(100, &rst, &mut out);
+    assert_eq!(out.events, vec![TcpEvent::Failed(FailReason::Reset)]);
+    assert!(c.is_failed());
+    c.send(200, 100, &mut out);
+    assert!(out.packets.is_empty());
+}
+
+#[test]
+fn ack_beyond_snd_nxt_is_answered_not_obeyed() {
+    let (mut c, _s, mut out) = pair(TcpConfig::default());
+    c.send(100, 1448, &mut out);
+    out.clear();
+    let mut p = data(0, 0);
+    p.src_port = 80;
+    p.dst_port = 1000;
+    p.seq = 5001;
+    p.ack = 1001 + 50_000;
+    c.on_packet(200, &p, &mut out);
+    assert_eq!(out.packets.len(), 1);
+    assert_eq!(out.packets[0].ack, 5001);
+    assert!(out.events.is_empty());
+    assert_eq!(c.bytes_in_flight(), 1448);
+}
+
+#[test]
+fn rtt_estimator_follows_rfc6298() {
+    let cfg = TcpConfig {
+        min_rto: 0,
+        ..TcpConfig::default()
+    };
+    let (mut c, _s, mut out) = pair(cfg);
+    // Handshake sample: SYN at 10, SYN-ACK at 30 -> 20 ps.
+    assert_eq!(c.srtt(), Some(20));
+    c.send(1000, 1448, &mut out);
+    let seg = out.packets.pop().unwrap();
+    let ack = Packet {
+        src_port: 80,
+        dst_port: 1000,
+        seq: 5001,
+        ack: seg.seq + seg.payload,
+        window: 1 << 20,
+        flags: Flags::ACK,
+        proto: Proto::Tcp,
+        ts_val: 2000,
+        ts_ecr: seg.ts_val,
+        ..Packet::default()
+    };
+    c.on_packet(1000 + 100 * US, &ack, &mut out);
+    // srtt = 7/8 * 20 + 1/8 * 100us; rttvar = 3/4 * 10 + 1/4 * |20 - 100us|.
+    let r = 100 * US;
+    let rttvar = (3 * 10 + (r - 20)) / 4;
+    let srtt = (7 * 20 + r) / 8;
+    assert_eq!(c.srtt(), Some(srtt));
+    assert_eq!(c.rto(), srtt + 4 * rttvar);
+}
+
+/// Deterministic xorshift for the robustness test.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
+#[test]
+fn arbitrary_packets_never_panic() {
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    for round in 0..60 {
+        let cfg = TcpConfig {
+            sack: round % 2 == 0,
+            timestamps: round % 3 != 0,
+            cc: if round % 4 == 0 {
+                CcAlgo::Dctcp { g: 0.0625 }
+            } else {
+                CcAlgo::NewReno
+            },
+            dupack_threshold: (round % 4) as u32,
+            mss: if round % 5 == 0 { 0 } else { 1448 },
+            ..TcpConfig::default()
+        };
+        let (mut c, mut s, mut out) = pair(cfg);
+        let mut fresh = TcpEndpoint::connect(cfg, ids(), 0, &mut out);
+        c.send(50, 1_000_000, &mut out);
+        c.close(50, &mut out);
+        let mut now = 100;
+        for i in 0..400 {
+            now += rng.next() % (10 * MS);
+            let r = rng.next();
+            let near = |x: u32, r: u64| x.wrapping_add((r % 40_000) as u32).wrapping_sub(20_000);
+            let mut p = Packet {
+                flow: FlowId(1),
+                src_port: if r.is_multiple_of(7) { 1000 } else { 80 },
+                dst_port: if r.is_multiple_of(7) { 80 } else { 1000 },
+                seq: if r.is_multiple_of(3) {
+                    rng.next() as u32
+                } else {
+                    near(5001, rng.next())
+                },
+                ack: if r.is_multiple_of(5) {
+                    rng.next() as u32
+                } else {
+                    near(1001, rng.next())
+                },
+                window: (rng.next() % (1 << 20)) as u32,
+                payload: (rng.next() % 3000) as u32,
+                flags: Flags((rng.next() % 512) as u16),
+                proto: Proto::Tcp,
+                ecn: Ecn::from_bits(rng.next() as u8),
+                ts_val: rng.next() % (now + 1),
+                ts_ecr: rng.next() % (now + 1),
+                ..Packet::default()
+            };
+            p.sack_len = (rng.next() % 5) as u8;
+            for b in p.sack.iter_mut() {
+                let a = near(1001, rng.next());
+                *b = (a, a.wrapping_add((rng.next() % 5000) as u32));
+            }
+            if i % 3 == 0 {
+                p.src_port = 1000;
+                p.dst_port = 80;
+                s.on_packet(now, &p, &mut out);
+            } else {
+                c.on_packet(now, &p, &mut out);
+            }
+            fresh.on_packet(now, &p, &mut out);
+            if rng.next().is_multiple_of(4) {
+                for ep in [&mut c, &mut s, &mut fresh] {
+                    if let Some(t) = ep.next_timer() {
+                        now = now.max(t);
+                        ep.on_timer(now, &mut out);
+                    }
+                }
+            }
+            for p in &out.packets {
+                assert!(p.size >= L2_L3_HEADER + TCP_HEADER && p.size <= L2_L3_HEADER + TCP_HEADER + 40 + p.payload);
+                assert!(usize::from(p.sack_len) <= crate::packet::MAX_SACK);
+            }
+            assert!(out.packets.len() < 100_000);
+            out.clear();
+        }
+        let _ = (c.cwnd(), c.ssthresh(), c.srtt(), c.rto(), c.stats());
+    }
+}
+
+#[test]
+fn fast_recovery_halves_the_flight_then_grows_linearly() {
+    for sack in [true, false] {
+        let sc = Scenario::new(300_000).both(|c| c.sack = sack);
+        let net = run(sc, drop_data_at(&[30 * MSS]));
+        let tr = &net.cwnd_trace;
+        let entry = tr.iter().position(|e| e.2 != u64::MAX).unwrap();
+        let (_, cwnd, ssthresh, flight) = tr[entry];
+        assert_eq!(ssthresh, flight / 2, "sack {sack}");
+        if sack {
+            // RFC 6675: cwnd = ssthresh at once.
+            assert_eq!(cwnd, ssthresh);
+        } else {
+            // RFC 6582: ssthresh + 3 SMSS, inflated by one SMSS per further duplicate ACK.
+            assert_eq!(cwnd, ssthresh + 3 * MSS);
+            assert!(tr[entry..].iter().any(|e| e.1 > cwnd));
+        }
+        // Recovery ends with cwnd = ssthresh, then congestion avoidance adds one SMSS at a time.
+        let exit = entry
+            + tr[entry..]
+                .iter()
+                .position(|e| e.1 == ssthresh && e.3 < flight)
+                .unwrap();
+        let mut prev = ssthresh;
+        for e in &tr[exit..] {
+            assert!(e.1 == prev || e.1 == prev + MSS, "sack {sack}: {} after {prev}", e.1);
+            prev = e.1;
+        }
+        assert!(prev > ssthresh);
+    }
+}
+
+#[test]
+fn random_loss_transfers_complete() {
+    for sack in [true, false] {
+        let mut rng = Rng(7);
+        let sc = Scenario::new(1_000_000).both(|c| c.sack = sack);
+        let net = run(
+            sc,
+            Box::new(move |l, p: &Packet| l == 0 && p.payload > 0 && rng.next() % 100 < 2),
+        );
+        net.assert_complete();
+        let c = net.client().stats();
+        assert!(c.fast_recoveries > 0);
+        assert!(c.retransmits >= net.sent.iter().filter(|s| s.dropped).count() as u64);
+    }
+}
+
+#[test]
+fn syn_timeout_without_timestamps_falls_back_to_three_second_rto() {
+    let cfg = TcpConfig {
+        timestamps: false,
+        ..TcpConfig::default()
+    };
+    let mut out = TcpOutput::new();
+    let mut c = TcpEndpoint::connect_with_iss(cfg, ids(), 1_000, 0, &mut out);
+    c.on_timer(SEC, &mut out);
+    let syn = out.packets.pop().unwrap();
+    assert_eq!(c.stats().syn_timeouts, 1);
+    let mut s = TcpEndpoint::accept_with_iss(cfg, ids().reversed(), &syn, 5_000, SEC + 10, &mut out);
+    let synack = out.packets.pop().unwrap();
+    c.on_packet(SEC + 20, &synack, &mut out);
+    assert!(c.is_established());
+    // Karn: no sample from a retransmitted SYN; RFC 6298 §5.7: RTO 3 s; RFC 5681: IW 1 segment.
+    assert_eq!(c.srtt(), None);
+    assert_eq!(c.rto(), 3 * SEC);
+    assert_eq!(c.cwnd(), 1448);
+    // The passive side measured the SYN-ACK round trip (its SYN-ACK was not retransmitted).
+    let ack = out.packets.pop().unwrap();
+    s.on_packet(SEC + 30, &ack, &mut out);
+    assert_eq!(s.srtt(), Some(20));
+    assert_eq!(s.cwnd(), 14_480);
+}
