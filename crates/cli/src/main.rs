@@ -3,6 +3,7 @@
 mod error;
 mod pcap_cmd;
 mod progress;
+mod sim_cmd;
 mod synth;
 mod units;
 
@@ -14,7 +15,9 @@ use std::process::ExitCode;
 /// Tandem: switch ASICs working in tandem with co-processors, simulated and live.
 #[derive(Parser, Debug)]
 #[command(name = "tandem", version, about, long_about = None, propagate_version = true)]
-#[command(after_help = "Start with `tandem pcap flows traces/sample.pcap`. Docs: docs/README.md")]
+#[command(
+    after_help = "Start with `tandem pcap flows traces/sample.pcap` or `tandem sim run scenarios/incast.toml`.\nDocs: docs/README.md"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -25,6 +28,64 @@ enum Command {
     /// Read, summarise and generate packet traces (pcap / pcapng).
     #[command(subcommand)]
     Pcap(PcapCommand),
+    /// Run packet-level simulations described by scenario files (docs/sim/scenarios.md).
+    #[command(subcommand)]
+    Sim(SimCommand),
+    /// Run a built-in experiment and compare it with the paper (or ns-3) it reproduces.
+    ///
+    /// Writes CSV, PNG plots and results.md (a reference-vs-measured table) into the output
+    /// folder. Experiments are compiled in: this works from any directory.
+    #[command(arg_required_else_help = true)]
+    Reproduce {
+        /// The experiment (see --list).
+        #[arg(required_unless_present = "list")]
+        name: Option<String>,
+        /// List the experiments, one line each.
+        #[arg(long)]
+        list: bool,
+        /// The small version (seconds; what CI runs) instead of the full one.
+        #[arg(long)]
+        quick: bool,
+        /// Output folder [default: results/NAME].
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+        /// No progress display.
+        #[arg(long, short)]
+        quiet: bool,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum SimCommand {
+    /// Run a scenario: progress on standard error, a summary at the end, and flows.csv,
+    /// drops.csv, queues.csv, summary.json, pcaps and PNG plots in the output folder.
+    Run {
+        /// The scenario file (TOML; see scenarios/ for examples).
+        scenario: PathBuf,
+        /// Output folder [default: results/<scenario name>].
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+        /// Seed of every random draw (overrides the file's `seed`).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Override a value of the file, e.g. --set tcp.min_rto=1ms --set flows[0].load=30%.
+        #[arg(long = "set", value_name = "KEY=VALUE", value_parser = sim_cmd::parse_set)]
+        sets: Vec<(String, String)>,
+        /// No progress bar.
+        #[arg(long, short)]
+        quiet: bool,
+    },
+    /// Validate a scenario (every key, unit and name) and say what it would run.
+    Check {
+        /// The scenario file.
+        scenario: PathBuf,
+        /// Seed (overrides the file's `seed`).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Override a value, as for `run`.
+        #[arg(long = "set", value_name = "KEY=VALUE", value_parser = sim_cmd::parse_set)]
+        sets: Vec<(String, String)>,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -93,6 +154,22 @@ fn run(cli: Cli) -> Result<(), CliError> {
             quiet,
         }) => pcap_cmd::flows(&file, csv.as_deref(), timeout, max_flows, quiet),
         Command::Pcap(PcapCommand::Summary { file, top, json, quiet }) => pcap_cmd::summary(&file, top, json, quiet),
+        Command::Sim(SimCommand::Run {
+            scenario,
+            out,
+            seed,
+            sets,
+            quiet,
+        }) => sim_cmd::run(&scenario, out.as_deref(), seed, &sets, quiet),
+        Command::Sim(SimCommand::Check { scenario, seed, sets }) => sim_cmd::check(&scenario, seed, &sets),
+        Command::Reproduce { list: true, .. } => sim_cmd::list(),
+        Command::Reproduce {
+            name,
+            quick,
+            out,
+            quiet,
+            ..
+        } => sim_cmd::reproduce(name.as_deref().unwrap_or_default(), quick, out.as_deref(), quiet),
         Command::Pcap(PcapCommand::Synth {
             out,
             packets,

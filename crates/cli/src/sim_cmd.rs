@@ -1,13 +1,17 @@
-//! `tandem sim run`: load a scenario, run it with a progress bar, write outputs, print a summary.
+//! `tandem sim run|check` and `tandem reproduce`: load a scenario, run it with a progress bar,
+//! write outputs, print a summary; run built-in experiments.
 
 use crate::error::CliError;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use serde_json::Value;
 use std::io::IsTerminal;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
+use tandem_sim::experiment::{self, Experiment};
 use tandem_sim::run::{self, Progress};
 use tandem_sim::scenario::Scenario;
 use tandem_sim::time::as_secs;
+use tandem_sim::units::fmt_rate;
 
 /// Parses `key=value` for `--set`.
 pub fn parse_set(s: &str) -> Result<(String, String), String> {
@@ -17,51 +21,210 @@ pub fn parse_set(s: &str) -> Result<(String, String), String> {
     }
 }
 
-/// Runs `scenario` into `out` (default `results/<scenario name>`).
-pub fn run(scenario: &Path, out: Option<&Path>, seed: Option<u64>, sets: &[(String, String)], quiet: bool) -> Result<(), CliError> {
+fn load(scenario: &Path, seed: Option<u64>, sets: &[(String, String)]) -> Result<Scenario, CliError> {
     let mut overrides = sets.to_vec();
     if let Some(s) = seed {
-        overrides.push(("sim.seed".to_string(), s.to_string()));
+        overrides.push(("seed".to_string(), s.to_string()));
     }
-    let sc = Scenario::load(scenario, &overrides).map_err(|e| CliError::Input(e.to_string()))?;
-    let out_dir = out.map(Path::to_path_buf).unwrap_or_else(|| Path::new("results").join(&sc.name));
-    let bar = if quiet || !std::io::stderr().is_terminal() {
-        ProgressBar::with_draw_target(Some(1000), ProgressDrawTarget::hidden())
+    Scenario::load(scenario, &overrides).map_err(|e| CliError::Input(e.to_string()))
+}
+
+/// A duration in picoseconds for people: three significant digits in the largest fitting unit.
+fn fmt_time(ps: u64) -> String {
+    human(
+        ps as f64,
+        &[(1e12, "s"), (1e9, "ms"), (1e6, "us"), (1e3, "ns"), (1.0, "ps")],
+    )
+}
+
+/// A byte count for people.
+fn fmt_size(bytes: u64) -> String {
+    human(
+        bytes as f64,
+        &[(1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "KB"), (1.0, "B")],
+    )
+}
+
+fn human(x: f64, units: &[(f64, &str)]) -> String {
+    if x == 0.0 {
+        return format!("0 {}", units.last().map_or("", |u| u.1));
+    }
+    let (scale, unit) = units.iter().copied().find(|u| x >= u.0).unwrap_or((1.0, ""));
+    let v = x / scale;
+    let decimals = if v >= 100.0 {
+        0
+    } else if v >= 10.0 {
+        1
     } else {
-        ProgressBar::new(1000)
+        2
     };
-    bar.set_style(
-        ProgressStyle::with_template("{spinner} simulated {msg} [{bar:30}] {percent}% ({elapsed})")
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    format!("{v:.decimals$} {unit}")
+}
+
+fn bar(quiet: bool, len: u64, template: &str) -> ProgressBar {
+    let bar = if quiet || !std::io::stderr().is_terminal() {
+        ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::hidden())
+    } else {
+        ProgressBar::new(len)
+    };
+    bar.set_style(ProgressStyle::with_template(template).unwrap_or_else(|_| ProgressStyle::default_bar()));
+    bar
+}
+
+/// `tandem sim check`: validates a scenario and says what it would run.
+pub fn check(scenario: &Path, seed: Option<u64>, sets: &[(String, String)]) -> Result<(), CliError> {
+    let sc = load(scenario, seed, sets)?;
+    let t = &sc.topology;
+    let bytes: u64 = sc.flows.iter().map(|f| f.bytes).sum();
+    println!("{}: ok", scenario.display());
+    println!("scenario   {} (seed {}): {}", sc.name, sc.seed, sc.description);
+    println!("duration   {}", fmt_time(sc.duration));
+    println!(
+        "topology   {} hosts, {} switches, {} links",
+        t.hosts().len(),
+        t.switches().len(),
+        t.links().len()
     );
+    println!(
+        "flows      {} ({} offered), first at {}, last at {}",
+        sc.flows.len(),
+        fmt_size(bytes),
+        fmt_time(sc.flows.first().map_or(0, |f| f.start)),
+        fmt_time(sc.flows.last().map_or(0, |f| f.start))
+    );
+    if let Some(l) = t.hosts().first().and_then(|&h| t.host_link(h)) {
+        println!("host link  {} / {}", fmt_rate(l.cfg.rate_bps), fmt_time(l.cfg.delay));
+    }
+    Ok(())
+}
+
+/// `tandem sim run`: runs `scenario` into `out` (default `results/<scenario name>`).
+pub fn run(
+    scenario: &Path,
+    out: Option<&Path>,
+    seed: Option<u64>,
+    sets: &[(String, String)],
+    quiet: bool,
+) -> Result<(), CliError> {
+    let sc = load(scenario, seed, sets)?;
+    let out_dir = out
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| Path::new("results").join(&sc.name));
+    let bar = bar(quiet, 1000, "{spinner} {msg} [{bar:30}] {percent}% ({elapsed})");
     let start = Instant::now();
     let mut on_progress = |p: Progress| {
         let wall = start.elapsed().as_secs_f64().max(1e-9);
-        bar.set_position((p.now as u128 * 1000 / p.end.max(1) as u128) as u64);
+        bar.set_position((u128::from(p.now) * 1000 / u128::from(p.end.max(1))) as u64);
         bar.set_message(format!(
-            "{:.3} s of {:.3} s, {:.1} M events/s",
-            as_secs(p.now),
-            as_secs(p.end),
+            "simulated {} of {}, {:.1} M events/s",
+            fmt_time(p.now),
+            fmt_time(p.end),
             p.events as f64 / wall / 1e6
         ));
     };
     let outcome = run::run(&sc, &out_dir, &mut on_progress).map_err(|e| CliError::Runtime(e.to_string()))?;
     bar.finish_and_clear();
     let wall = start.elapsed().as_secs_f64();
-    let s = &outcome.summary;
-    println!("scenario      {} (seed {})", sc.name, sc.seed);
-    println!("simulated     {:.6} s in {:.2} s wall ({:.1} M events/s, {} events)", as_secs(outcome.simulated), wall, outcome.events as f64 / wall.max(1e-9) / 1e6, outcome.events);
-    println!("flows         {} ({} completed, {} failed)", s["flows"], s["completed"], s["failed"]);
-    println!("goodput       {:.3} Gb/s", s["goodput_bps"].as_f64().unwrap_or(0.0) / 1e9);
+    print_summary(&sc, &outcome.summary, outcome.events, as_secs(outcome.simulated), wall);
+    println!("outputs    {}", out_dir.display());
+    Ok(())
+}
+
+fn print_summary(sc: &Scenario, s: &Value, events: u64, simulated: f64, wall: f64) {
+    let f = |v: &Value| v.as_f64().unwrap_or(0.0);
+    let u = |v: &Value| v.as_u64().unwrap_or(0);
+    println!("scenario   {} (seed {})", sc.name, sc.seed);
     println!(
-        "fct (us)      mean {:.1}  p50 {:.1}  p99 {:.1}",
-        s["fct_us"]["mean"].as_f64().unwrap_or(0.0),
-        s["fct_us"]["p50"].as_f64().unwrap_or(0.0),
-        s["fct_us"]["p99"].as_f64().unwrap_or(0.0)
+        "simulated  {simulated:.6} s in {wall:.2} s wall: {events} events, {:.2} M events/s",
+        events as f64 / wall.max(1e-9) / 1e6
     );
-    println!("tcp           {} retransmits, {} fast recoveries, {} timeouts, {} SYN timeouts", s["retransmits"], s["fast_recoveries"], s["timeouts"], s["syn_timeouts"]);
-    println!("drops         {} {}", s["drops"], s["drops_by_reason"]);
-    println!("ecn marks     {}", s["ecn_marked"]);
-    println!("outputs       {}", out_dir.display());
+    println!(
+        "flows      {} started, {} completed, {} failed",
+        u(&s["flows"]),
+        u(&s["completed"]),
+        u(&s["failed"])
+    );
+    println!("goodput    {}", fmt_rate(f(&s["goodput_bps"]) as u64));
+    println!(
+        "FCT        mean {:.1} us, p50 {:.1} us, p99 {:.1} us, max {:.1} us",
+        f(&s["fct_us"]["mean"]),
+        f(&s["fct_us"]["p50"]),
+        f(&s["fct_us"]["p99"]),
+        f(&s["fct_us"]["max"])
+    );
+    println!(
+        "TCP        {} retransmits, {} fast recoveries, {} timeouts, {} SYN timeouts",
+        u(&s["retransmits"]),
+        u(&s["fast_recoveries"]),
+        u(&s["timeouts"]),
+        u(&s["syn_timeouts"])
+    );
+    let reasons = s["drops_by_reason"]
+        .as_object()
+        .map(|m| {
+            m.iter()
+                .map(|(k, v)| format!("{k} {}", u(v)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+        .unwrap_or_default();
+    println!(
+        "drops      {}{}",
+        u(&s["drops"]),
+        if reasons.is_empty() {
+            String::new()
+        } else {
+            format!(" ({reasons})")
+        }
+    );
+    println!(
+        "queues     {} ECN marks, peak {}",
+        u(&s["ecn_marked"]),
+        fmt_size(u(&s["peak_queue_bytes"]))
+    );
+}
+
+/// Every built-in experiment, from every crate that has some.
+pub fn experiments() -> Vec<Experiment> {
+    tandem_sim::validation::experiments()
+}
+
+/// `tandem reproduce --list`.
+pub fn list() -> Result<(), CliError> {
+    let all = experiments();
+    let w = all.iter().map(|e| e.name.len()).max().unwrap_or(0);
+    for e in &all {
+        println!("{:w$}  {}", e.name, e.about);
+    }
+    Ok(())
+}
+
+/// `tandem reproduce NAME`.
+pub fn reproduce(name: &str, quick: bool, out: Option<&Path>, quiet: bool) -> Result<(), CliError> {
+    let all = experiments();
+    let Some(exp) = all.iter().find(|e| e.name == name) else {
+        let names: Vec<&str> = all.iter().map(|e| e.name).collect();
+        return Err(CliError::Input(format!(
+            "no experiment named `{name}` (there are: {})",
+            names.join(", ")
+        )));
+    };
+    let out_dir: PathBuf = out
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| Path::new("results").join(name));
+    let bar = bar(quiet, 1, "{spinner} {msg} ({elapsed})");
+    bar.enable_steady_tick(std::time::Duration::from_millis(200));
+    let start = Instant::now();
+    let mut status = |s: &str| bar.set_message(format!("{name}: {s}"));
+    let report = experiment::run(exp, quick, &out_dir, &mut status).map_err(|e| CliError::Runtime(e.to_string()))?;
+    bar.finish_and_clear();
+    print!("{}", report.markdown(name, quick));
+    println!(
+        "\n{} rows, {} gaps; {:.1} s; results in {}",
+        report.rows.len(),
+        report.gaps(),
+        start.elapsed().as_secs_f64(),
+        out_dir.join("results.md").display()
+    );
     Ok(())
 }

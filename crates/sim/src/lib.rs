@@ -15,10 +15,12 @@
 
 pub mod config;
 pub mod event;
+pub mod experiment;
 pub mod packet;
 pub mod plot;
 pub mod queue;
 pub mod report;
+pub mod run;
 pub mod scenario;
 pub mod sim;
 pub mod switch;
@@ -27,4 +29,5 @@ pub mod tcp;
 pub mod time;
 pub mod topology;
 pub mod units;
+pub mod validation;
 pub mod workload;

@@ -12,13 +12,11 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-/// A run could not write its outputs, or the scenario named something that does not exist.
+/// A run could not write its outputs.
 #[derive(Debug)]
 pub enum RunError {
     /// Creating or writing a file failed.
     Io(PathBuf, std::io::Error),
-    /// A scenario item refers to something the topology lacks (a tap on an unknown node ...).
-    Scenario(String),
     /// A plot could not be drawn.
     Plot(plot::PlotError),
 }
@@ -27,7 +25,6 @@ impl std::fmt::Display for RunError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             RunError::Io(p, e) => write!(f, "{}: {e}", p.display()),
-            RunError::Scenario(m) => f.write_str(m),
             RunError::Plot(e) => write!(f, "{e}"),
         }
     }
@@ -64,33 +61,24 @@ fn create(dir: &Path, name: &str) -> Result<BufWriter<File>, RunError> {
     File::create(&p).map(BufWriter::new).map_err(|e| RunError::Io(p, e))
 }
 
-/// Builds the simulation for a scenario (without running it).
+/// Builds the simulation for a scenario (without running it); with `out_dir`, opens its pcap
+/// taps there.
 pub fn build(sc: &Scenario, out_dir: Option<&Path>) -> Result<Sim, RunError> {
-    let flows = sc.flows();
     let mut sim = Sim::new(
         &sc.topology,
         sc.switch,
         sc.host_queue,
         sc.tcp,
-        flows,
+        sc.flows.clone(),
         sc.seed,
-        SimOptions { queue_sample_interval: sc.output.queue_sample_interval, ..SimOptions::default() },
+        SimOptions {
+            queue_sample_interval: sc.output.queue_sample_interval,
+            sample_ports: sc.output.sample_ports.clone(),
+        },
     );
     if let Some(dir) = out_dir {
-        for spec in &sc.output.pcap {
-            let (node_name, port) = match spec.split_once(':') {
-                Some((n, p)) => {
-                    (n, p.parse::<u16>().map_err(|_| RunError::Scenario(format!("pcap tap `{spec}`: bad port")))?)
-                }
-                None => (spec.as_str(), 0),
-            };
-            let Some(node) = sc.topology.find(node_name) else {
-                return Err(RunError::Scenario(format!("pcap tap `{spec}`: no node named `{node_name}`")));
-            };
-            if usize::from(port) >= sim.nodes()[node.0 as usize].ports.len() {
-                return Err(RunError::Scenario(format!("pcap tap `{spec}`: `{node_name}` has no port {port}")));
-            }
-            let name = format!("{}-{}.pcap", node_name, port);
+        for &(node, port) in &sc.output.pcap {
+            let name = format!("{}-{}.pcap", sc.topology.node(node).name, port);
             let path = dir.join(&name);
             let f = File::create(&path).map_err(|e| RunError::Io(path.clone(), e))?;
             let tap = Tap::new(Box::new(BufWriter::new(f)))
@@ -111,12 +99,16 @@ pub fn run(sc: &Scenario, out_dir: &Path, progress: &mut dyn FnMut(Progress)) ->
     loop {
         t = (t + step).min(end);
         let more = sim.run_until(t);
-        progress(Progress { now: sim.now(), end, events: sim.events_processed() });
+        progress(Progress {
+            now: sim.now(),
+            end,
+            events: sim.events_processed(),
+        });
         if t >= end || !more {
             break;
         }
     }
-    let io = |p: &str| move |e| RunError::Io(out_dir.join(p), e);
+    let io = |p: &'static str| move |e| RunError::Io(out_dir.join(p), e);
     let mut w = create(out_dir, "flows.csv")?;
     let flows = report::write_flows(&sim, &mut w).map_err(io("flows.csv"))?;
     w.flush().map_err(io("flows.csv"))?;
@@ -132,7 +124,8 @@ pub fn run(sc: &Scenario, out_dir: &Path, progress: &mut dyn FnMut(Progress)) ->
     writeln!(w).map_err(io("summary.json"))?;
     w.flush().map_err(io("summary.json"))?;
     for tap in sim.taps_vec() {
-        tap.finish().map_err(|e| RunError::Io(out_dir.to_path_buf(), std::io::Error::other(e.to_string())))?;
+        tap.finish()
+            .map_err(|e| RunError::Io(out_dir.to_path_buf(), std::io::Error::other(e.to_string())))?;
     }
     if sc.output.plots {
         if !flows.fct_us.is_empty() {
@@ -169,5 +162,10 @@ pub fn run(sc: &Scenario, out_dir: &Path, progress: &mut dyn FnMut(Progress)) ->
             .map_err(RunError::Plot)?;
         }
     }
-    Ok(RunOutcome { summary, flows, events: sim.events_processed(), simulated: sim.now() })
+    Ok(RunOutcome {
+        summary,
+        flows,
+        events: sim.events_processed(),
+        simulated: sim.now(),
+    })
 }

@@ -1,0 +1,180 @@
+//! End-to-end tests of `tandem sim` and `tandem reproduce`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use tandem_testkit::{require, Scratch};
+
+fn tandem_in(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tandem"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("run tandem")
+}
+
+fn scenario(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../scenarios")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+const SMALL: &[&str] = &["--set", "flows[0].repeats=2", "--set", "duration=12ms", "-q"];
+
+fn run_small(dir: &Path, out: &str) -> Output {
+    let sc = scenario("incast.toml");
+    let mut args = vec!["sim", "run", sc.as_str(), "--out", out];
+    args.extend_from_slice(SMALL);
+    tandem_in(dir, &args)
+}
+
+#[test]
+fn run_writes_every_output_and_is_deterministic() {
+    let s = Scratch::new("sim-run");
+    let o = run_small(s.path(), "a");
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    for want in [
+        "scenario   incast (seed 1)",
+        "flows      64 started, 64 completed",
+        "drops",
+        "outputs    a",
+    ] {
+        assert!(out.contains(want), "missing `{want}` in\n{out}");
+    }
+    for f in [
+        "flows.csv",
+        "drops.csv",
+        "queues.csv",
+        "summary.json",
+        "fct-cdf.png",
+        "queue.png",
+        "switch0-0.pcap",
+    ] {
+        let p = s.join("a").join(f);
+        assert!(
+            p.metadata().map(|m| m.len() > 0).unwrap_or(false),
+            "{} missing or empty",
+            p.display()
+        );
+    }
+    let flows = std::fs::read_to_string(s.join("a/flows.csv")).unwrap();
+    assert_eq!(flows.lines().count(), 65, "header + 64 flows");
+    // Same scenario and seed: byte-identical outputs.
+    assert!(run_small(s.path(), "b").status.success());
+    for f in ["flows.csv", "drops.csv", "queues.csv", "summary.json", "switch0-0.pcap"] {
+        let a = std::fs::read(s.join("a").join(f)).unwrap();
+        let b = std::fs::read(s.join("b").join(f)).unwrap();
+        assert!(a == b, "{f} differs between two runs");
+    }
+    if require("tshark", "tshark") {
+        let o = Command::new("tshark")
+            .args(["-n", "-r"])
+            .arg(s.join("a/switch0-0.pcap"))
+            .args(["-Y", "_ws.malformed || _ws.expert.severity == error"])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        assert!(o.stdout.is_empty(), "tshark flags:\n{}", text(&o.stdout));
+    }
+}
+
+#[test]
+fn default_output_folder_is_results_name() {
+    let s = Scratch::new("sim-default-out");
+    let sc = scenario("incast.toml");
+    let mut args = vec!["sim", "run", sc.as_str()];
+    args.extend_from_slice(SMALL);
+    let o = tandem_in(s.path(), &args);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(s.join("results/incast/summary.json").exists());
+}
+
+#[test]
+fn bad_scenarios_are_one_line_with_file_line_and_key() {
+    let s = Scratch::new("sim-bad");
+    let good = std::fs::read_to_string(scenario("incast.toml")).unwrap();
+    let cases = [
+        (
+            "limit_packets = 100",
+            "limit_packtes = 100",
+            "switch.queue.limit_packtes: unknown field",
+        ),
+        (
+            "rate = \"10Gbps\"",
+            "rate = \"10 furlongs\"",
+            "topology.link.rate: expected a rate",
+        ),
+        ("duration = \"100ms\"\n", "", "missing field `duration`"),
+        (
+            "receiver = \"h0\"",
+            "receiver = \"h99\"",
+            "flows[0].receiver: no host named `h99`",
+        ),
+    ];
+    for (from, to, want) in cases {
+        assert!(good.contains(from), "{from}");
+        let p = s.join("bad.toml");
+        std::fs::write(&p, good.replacen(from, to, 1)).unwrap();
+        let o = tandem_in(s.path(), &["sim", "run", p.to_str().unwrap(), "-q"]);
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains("bad.toml:") || want.starts_with("missing"), "{err}");
+        assert!(err.contains(want), "want `{want}` in {err}");
+        assert!(!s.join("results").exists(), "nothing is written for a bad scenario");
+    }
+    let o = tandem_in(
+        s.path(),
+        &["sim", "check", &scenario("incast.toml"), "--set", "tcp.min_rto=soon"],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr).starts_with("tandem: --set: tcp.min_rto: expected a duration"),
+        "{}",
+        text(&o.stderr)
+    );
+    let o = tandem_in(s.path(), &["sim", "run", "/nonexistent.toml"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("/nonexistent.toml"));
+}
+
+#[test]
+fn every_shipped_scenario_checks() {
+    let dir = PathBuf::from(scenario(""));
+    let mut n = 0;
+    for sub in [dir.clone(), dir.join("validation")] {
+        for e in std::fs::read_dir(&sub).unwrap() {
+            let p = e.unwrap().path();
+            if p.extension().is_some_and(|x| x == "toml") {
+                let o = tandem_in(&sub, &["sim", "check", p.to_str().unwrap()]);
+                assert!(o.status.success(), "{}: {}", p.display(), text(&o.stderr));
+                n += 1;
+            }
+        }
+    }
+    assert!(n >= 5, "found {n} scenarios");
+}
+
+#[test]
+fn reproduce_lists_and_runs_from_anywhere() {
+    let s = Scratch::new("reproduce");
+    let o = tandem_in(s.path(), &["reproduce", "--list"]);
+    assert!(o.status.success());
+    assert!(text(&o.stdout).contains("sim-validation"), "{}", text(&o.stdout));
+    let o = tandem_in(s.path(), &["reproduce", "no-such-thing"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("sim-validation"));
+    let o = tandem_in(s.path(), &["reproduce", "sim-validation", "--quick", "-q"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let md = std::fs::read_to_string(s.join("results/sim-validation/results.md")).unwrap();
+    assert!(md.contains("| (1) bulk | goodput (Mb/s) |"), "{md}");
+    for f in ["results.csv", "dctcp-queue.png", "incast-queue.png", "dctcp-queue.csv"] {
+        assert!(s.join("results/sim-validation").join(f).exists(), "{f}");
+    }
+}

@@ -1,0 +1,333 @@
+//! The experiment harness behind `tandem reproduce`: a named experiment runs one or more
+//! scenarios and writes, into its output folder, CSV data, PNG plots and `results.md`, a
+//! table of reference (paper or ns-3) against measured numbers with a verdict per row.
+//!
+//! Every system crate exposes its experiments as a list of [`Experiment`]s; the CLI joins the
+//! lists. Experiments are compiled into the binary (scenarios included with `include_str!`),
+//! so `tandem reproduce NAME` works from any working directory. Each has a `--quick` form
+//! small enough for CI and a full form that reproduces the reference.
+
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+/// One named, built-in experiment.
+#[derive(Clone, Copy)]
+pub struct Experiment {
+    /// Name used on the command line (`tandem reproduce NAME`).
+    pub name: &'static str,
+    /// One line saying what it reproduces.
+    pub about: &'static str,
+    /// Runs it.
+    pub run: fn(&mut ExperimentCtx<'_>) -> Result<Report, ExperimentError>,
+}
+
+impl std::fmt::Debug for Experiment {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Experiment").field("name", &self.name).finish()
+    }
+}
+
+/// What an experiment is given.
+pub struct ExperimentCtx<'a> {
+    /// Run the small CI version.
+    pub quick: bool,
+    /// Where to write outputs (exists when `run` is called).
+    pub out_dir: PathBuf,
+    /// Called with a short status line as the experiment goes (for a progress display).
+    pub status: &'a mut dyn FnMut(&str),
+}
+
+impl ExperimentCtx<'_> {
+    /// A path inside the output folder.
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.out_dir.join(name)
+    }
+}
+
+/// An experiment that could not run or write its outputs.
+#[derive(Debug)]
+pub struct ExperimentError(pub String);
+
+impl std::fmt::Display for ExperimentError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ExperimentError {}
+
+impl From<crate::run::RunError> for ExperimentError {
+    fn from(e: crate::run::RunError) -> Self {
+        ExperimentError(e.to_string())
+    }
+}
+
+impl From<crate::scenario::ScenarioError> for ExperimentError {
+    fn from(e: crate::scenario::ScenarioError) -> Self {
+        ExperimentError(e.to_string())
+    }
+}
+
+impl From<crate::plot::PlotError> for ExperimentError {
+    fn from(e: crate::plot::PlotError) -> Self {
+        ExperimentError(e.to_string())
+    }
+}
+
+/// How a measured number is judged against its reference.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Target {
+    /// Informational: no verdict.
+    None,
+    /// Within this relative difference (0.05 = 5%).
+    Relative(f64),
+    /// Within this absolute difference.
+    Absolute(f64),
+    /// At most this value (no reference needed).
+    AtMost(f64),
+    /// At least this value (no reference needed).
+    AtLeast(f64),
+}
+
+/// One row of the reference-vs-measured table.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    /// The setting or scenario the row is about.
+    pub setting: String,
+    /// The metric, with its unit.
+    pub metric: String,
+    /// The reference value (paper or ns-3), when there is one.
+    pub reference: Option<f64>,
+    /// Our value.
+    pub measured: f64,
+    /// How the two are compared.
+    pub target: Target,
+}
+
+impl Row {
+    /// A row with a reference and a target.
+    pub fn new(setting: &str, metric: &str, reference: Option<f64>, measured: f64, target: Target) -> Row {
+        Row {
+            setting: setting.to_string(),
+            metric: metric.to_string(),
+            reference,
+            measured,
+            target,
+        }
+    }
+
+    /// `Some(true)` when the target is met, `Some(false)` when not, `None` when there is no
+    /// verdict to give.
+    pub fn verdict(&self) -> Option<bool> {
+        let m = self.measured;
+        match (self.target, self.reference) {
+            (Target::None, _) => None,
+            (Target::AtMost(x), _) => Some(m <= x),
+            (Target::AtLeast(x), _) => Some(m >= x),
+            (Target::Relative(t), Some(r)) => Some(if r == 0.0 { m == 0.0 } else { ((m - r) / r).abs() <= t }),
+            (Target::Absolute(t), Some(r)) => Some((m - r).abs() <= t),
+            (_, None) => None,
+        }
+    }
+}
+
+/// What an experiment found.
+#[derive(Debug, Clone, Default)]
+pub struct Report {
+    /// Title of the results page.
+    pub title: String,
+    /// Where the reference numbers come from (paper, figure, or tool and version).
+    pub reference: String,
+    /// The comparison rows.
+    pub rows: Vec<Row>,
+    /// Notes: parameters, explanations of gaps.
+    pub notes: Vec<String>,
+    /// Other files written (CSV, PNG), relative to the output folder.
+    pub files: Vec<String>,
+}
+
+/// Formats a number for a table: up to 4 significant digits, integers without decimals.
+pub fn fmt_num(x: f64) -> String {
+    if !x.is_finite() {
+        return x.to_string();
+    }
+    if x == x.trunc() && x.abs() < 1e15 {
+        return format!("{}", x as i64);
+    }
+    let mag = x.abs().log10().floor() as i32;
+    let decimals = (3 - mag).clamp(0, 6) as usize;
+    format!("{x:.decimals$}")
+}
+
+impl Report {
+    /// The markdown page: title, reference, table, notes, files.
+    pub fn markdown(&self, experiment: &str, quick: bool) -> String {
+        let mut s = String::new();
+        let _ = writeln!(s, "# {}\n", self.title);
+        let _ = writeln!(
+            s,
+            "Experiment `{experiment}`{}. Reference: {}.\n",
+            if quick { " (--quick)" } else { "" },
+            self.reference
+        );
+        let _ = writeln!(
+            s,
+            "| setting | metric | reference | measured | difference | target | verdict |"
+        );
+        let _ = writeln!(s, "|---|---|---|---|---|---|---|");
+        for r in &self.rows {
+            let reference = r.reference.map(fmt_num).unwrap_or_else(|| "-".into());
+            let diff = match r.reference {
+                Some(x) if x != 0.0 => format!("{:+.1}%", (r.measured - x) / x * 100.0),
+                Some(_) => format!("{:+}", fmt_num(r.measured)),
+                None => "-".into(),
+            };
+            let target = match r.target {
+                Target::None => "-".to_string(),
+                Target::Relative(t) => format!("within {}%", fmt_num(t * 100.0)),
+                Target::Absolute(t) => format!("within {}", fmt_num(t)),
+                Target::AtMost(x) => format!("<= {}", fmt_num(x)),
+                Target::AtLeast(x) => format!(">= {}", fmt_num(x)),
+            };
+            let verdict = match r.verdict() {
+                Some(true) => "ok",
+                Some(false) => "**gap**",
+                None => "-",
+            };
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {} | {} | {} | {} |",
+                r.setting,
+                r.metric,
+                reference,
+                fmt_num(r.measured),
+                diff,
+                target,
+                verdict
+            );
+        }
+        if !self.notes.is_empty() {
+            let _ = writeln!(s, "\n## Notes\n");
+            for n in &self.notes {
+                let _ = writeln!(s, "* {n}");
+            }
+        }
+        if !self.files.is_empty() {
+            let _ = writeln!(s, "\n## Files\n");
+            for f in &self.files {
+                let _ = writeln!(s, "* `{f}`");
+            }
+        }
+        s
+    }
+
+    /// The rows as CSV.
+    pub fn csv(&self) -> String {
+        let mut s = String::from("setting,metric,reference,measured,verdict\n");
+        for r in &self.rows {
+            let _ = writeln!(
+                s,
+                "{},{},{},{},{}",
+                csv_field(&r.setting),
+                csv_field(&r.metric),
+                r.reference.map(|x| x.to_string()).unwrap_or_default(),
+                r.measured,
+                match r.verdict() {
+                    Some(true) => "ok",
+                    Some(false) => "gap",
+                    None => "",
+                }
+            );
+        }
+        s
+    }
+
+    /// Writes `results.md` and `results.csv` into `dir`.
+    pub fn write(&self, dir: &Path, experiment: &str, quick: bool) -> Result<(), ExperimentError> {
+        for (name, text) in [
+            ("results.md", self.markdown(experiment, quick)),
+            ("results.csv", self.csv()),
+        ] {
+            let p = dir.join(name);
+            std::fs::File::create(&p)
+                .and_then(|mut f| f.write_all(text.as_bytes()))
+                .map_err(|e| ExperimentError(format!("{}: {e}", p.display())))?;
+        }
+        Ok(())
+    }
+
+    /// Rows whose target is not met.
+    pub fn gaps(&self) -> usize {
+        self.rows.iter().filter(|r| r.verdict() == Some(false)).count()
+    }
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// Runs `exp` into `out_dir` (created if needed) and writes its results page.
+pub fn run(
+    exp: &Experiment,
+    quick: bool,
+    out_dir: &Path,
+    status: &mut dyn FnMut(&str),
+) -> Result<Report, ExperimentError> {
+    std::fs::create_dir_all(out_dir).map_err(|e| ExperimentError(format!("{}: {e}", out_dir.display())))?;
+    let mut ctx = ExperimentCtx {
+        quick,
+        out_dir: out_dir.to_path_buf(),
+        status,
+    };
+    let report = (exp.run)(&mut ctx)?;
+    report.write(out_dir, exp.name, quick)?;
+    Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn verdicts() {
+        let r = |reference, measured, target| Row::new("s", "m", reference, measured, target).verdict();
+        assert_eq!(r(Some(100.0), 104.0, Target::Relative(0.05)), Some(true));
+        assert_eq!(r(Some(100.0), 94.0, Target::Relative(0.05)), Some(false));
+        assert_eq!(r(Some(0.0), 0.0, Target::Relative(0.05)), Some(true));
+        assert_eq!(r(Some(10.0), 12.0, Target::Absolute(1.0)), Some(false));
+        assert_eq!(r(None, 3.0, Target::AtMost(3.0)), Some(true));
+        assert_eq!(r(None, 3.0, Target::AtLeast(4.0)), Some(false));
+        assert_eq!(r(None, 3.0, Target::Relative(0.1)), None);
+        assert_eq!(r(Some(1.0), 3.0, Target::None), None);
+    }
+
+    #[test]
+    fn markdown_and_csv() {
+        let rep = Report {
+            title: "T".into(),
+            reference: "ns-3".into(),
+            rows: vec![
+                Row::new("bulk", "goodput (Mb/s)", Some(964.0), 956.4, Target::Relative(0.05)),
+                Row::new("a,b", "drops", None, 3.0, Target::None),
+            ],
+            notes: vec!["n".into()],
+            files: vec!["x.csv".into()],
+        };
+        let md = rep.markdown("e", true);
+        assert!(
+            md.contains("| bulk | goodput (Mb/s) | 964 | 956.4 | -0.8% | within 5% | ok |"),
+            "{md}"
+        );
+        assert!(md.contains("(--quick)"));
+        assert!(rep.csv().contains("\"a,b\",drops,,3,\n"), "{}", rep.csv());
+        assert_eq!(rep.gaps(), 0);
+        assert_eq!(fmt_num(0.99812), "0.9981");
+        assert_eq!(fmt_num(12345.678), "12346");
+        assert_eq!(fmt_num(19.25), "19.25");
+    }
+}
