@@ -454,8 +454,14 @@ class TcpMonitor
     {
         Ptr<TcpSocketBase> tcp = DynamicCast<TcpSocketBase>(s);
         NS_ABORT_MSG_UNLESS(tcp, "not a TcpSocketBase");
-        Sock* st = new Sock{this, SequenceNumber32(0), false};
+        Sock* st = new Sock{this, SequenceNumber32(0), false, static_cast<uint32_t>(m_socks.size())};
         m_socks.push_back(st);
+        if (std::getenv("NS3_TRACE"))
+        {
+            tcp->TraceConnectWithoutContext("Rx", MakeBoundCallback(&TcpMonitor::OnRxTrace, st));
+            tcp->TraceConnectWithoutContext("CongState", MakeBoundCallback(&TcpMonitor::OnStateTrace, st));
+            tcp->TraceConnectWithoutContext("CongestionWindow", MakeBoundCallback(&TcpMonitor::OnCwndTrace, st));
+        }
         bool ok = tcp->TraceConnectWithoutContext("Tx", MakeBoundCallback(&TcpMonitor::OnTx, st));
         ok = ok &&
              tcp->TraceConnectWithoutContext("RTO", MakeBoundCallback(&TcpMonitor::OnRto, st));
@@ -507,7 +513,39 @@ class TcpMonitor
         TcpMonitor* mon;
         SequenceNumber32 highEnd; // highest seq + len sent with payload
         bool any;                 // highEnd valid
+        uint32_t idx = 0;         // attach order (diagnostics)
     };
+
+    static bool Traced(const Sock* st)
+    {
+        const char* v = std::getenv("NS3_TRACE");
+        return v && (std::string(v) == "all" || std::to_string(st->idx) == v);
+    }
+
+    static void OnRxTrace(Sock* st, Ptr<const Packet> p, const TcpHeader& h, Ptr<const TcpSocketBase> s)
+    {
+        if (!Traced(st)) return;
+        std::cerr << Simulator::Now().GetNanoSeconds() / 1000 << " f" << st->idx << " ACK " << h.GetAckNumber().GetValue() << " (" << h.GetAckNumber().GetValue() / 1448 << ")";
+        if (h.HasOption(TcpOption::SACK))
+        {
+            Ptr<const TcpOptionSack> o = DynamicCast<const TcpOptionSack>(h.GetOption(TcpOption::SACK));
+            std::cerr << " sack";
+            for (auto& b : o->GetSackList()) std::cerr << " (" << b.first.GetValue() / 1448 << "," << b.second.GetValue() / 1448 << ")";
+        }
+        std::cerr << std::endl;
+    }
+
+    static void OnCwndTrace(Sock* st, uint32_t o, uint32_t n)
+    {
+        if (!Traced(st)) return;
+        std::cerr << Simulator::Now().GetNanoSeconds() / 1000 << " f" << st->idx << " CWND " << o << " -> " << n << std::endl;
+    }
+
+    static void OnStateTrace(Sock* st, TcpSocketState::TcpCongState_t o, TcpSocketState::TcpCongState_t n)
+    {
+        if (!Traced(st)) return;
+        std::cerr << Simulator::Now().GetNanoSeconds() / 1000 << " f" << st->idx << " STATE " << TcpSocketState::TcpCongStateName[o] << " -> " << TcpSocketState::TcpCongStateName[n] << std::endl;
+    }
 
     std::vector<Sock*> m_socks;
 
@@ -527,6 +565,10 @@ class TcpMonitor
     {
         // In TcpSocketBase the traced packet is the payload only (the header is separate).
         uint32_t len = p->GetSize();
+        if (Traced(st) && len > 0)
+        {
+            std::cerr << Simulator::Now().GetNanoSeconds() / 1000 << " f" << st->idx << "   SEND " << h.GetSequenceNumber().GetValue() << "-" << h.GetSequenceNumber().GetValue() + len << " (" << h.GetSequenceNumber().GetValue() / 1448 << ") retx " << (st->any && h.GetSequenceNumber() < st->highEnd) << std::endl;
+        }
         if (h.GetFlags() & TcpHeader::SYN)
         {
             // Every SYN we see is a retransmission, i.e. one expiry of the SYN timer.

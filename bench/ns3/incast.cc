@@ -272,6 +272,20 @@ main(int argc, char* argv[])
     }
     hostDropCounters.emplace_back(new TcDropCounter(receiver, port));
     TxCounter bnTx(rcvDevs.Get(0));
+    if (std::getenv("NS3_DROPS"))
+    {
+        // Diagnostics: one stderr line per bottleneck drop (time us, source address, seq).
+        sw->GetObject<TrafficControlLayer>()->TraceConnectWithoutContext(
+            "TcDrop", MakeCallback(+[](Ptr<const Packet> p) {
+                Ptr<Packet> c = p->Copy();
+                Ipv4Header ip;
+                c->RemoveHeader(ip);
+                TcpHeader tcp;
+                c->PeekHeader(tcp);
+                std::cerr << Simulator::Now().GetNanoSeconds() / 1000 << " DROP " << ip.GetSource()
+                          << " seg " << tcp.GetSequenceNumber().GetValue() / 1448 << std::endl;
+            }));
+    }
     Sampler qSampler([bnQueue]() { return static_cast<double>(bnQueue->GetNPackets()); },
                      Seconds(0), sampleInterval, maxTime);
 

@@ -103,10 +103,9 @@ fn queue_series(sim: &Sim) -> Vec<(Time, f64)> {
     sim.samples.iter().map(|s| (s.time, f64::from(s.packets))).collect()
 }
 
-/// Scenario (1): one bulk flow for 10 s (1 s quick).
-pub fn bulk(quick: bool) -> Result<Value, ExperimentError> {
-    let d = if quick { "1s" } else { "10s" };
-    let sc = load(BULK_TOML, "bulk", &[("duration", d.into())])?;
+/// Scenario (1): one bulk flow for `duration` (a duration like `10s`).
+pub fn bulk(duration: &str) -> Result<Value, ExperimentError> {
+    let sc = load(BULK_TOML, "bulk", &[("duration", duration.into())])?;
     let start = Instant::now();
     let mut sim = run::build(&sc, None)?;
     sim.run_until(sc.duration);
@@ -124,11 +123,10 @@ pub fn bulk(quick: bool) -> Result<Value, ExperimentError> {
     )
 }
 
-/// Scenario (2): 100 incast rounds (10 quick), each on an idle network as ns-3's barrier
-/// model (a round starts when the previous one has delivered every byte; new connections
-/// each round). Round `r` runs with seed `1 + r`.
-pub fn incast(quick: bool) -> Result<Value, ExperimentError> {
-    let rounds: u64 = if quick { 10 } else { 100 };
+/// Scenario (2): `rounds` incast rounds, each on an idle network as ns-3's barrier model (a
+/// round starts when the previous one has delivered every byte; new connections each round).
+/// Round `r` runs with seed `1 + r`.
+pub fn incast(rounds: u64) -> Result<Value, ExperimentError> {
     let (mut rct, mut fct) = (Vec::new(), Vec::new());
     let (mut drops, mut retx, mut to, mut events, mut bytes) = (0, 0, 0, 0, 0u64);
     let mut queue = Vec::new();
@@ -168,11 +166,10 @@ pub fn incast(quick: bool) -> Result<Value, ExperimentError> {
         "wall_s": wall, "events": events}))
 }
 
-/// Scenario (3): 4 long flows into one port for 10 s (1 s quick), DCTCP with K = 20 packets
+/// Scenario (3): 4 long flows into one port for `duration`, DCTCP with K = 20 packets
 /// (`dctcp = true`) or NewReno with drop-tail.
-pub fn dctcp(quick: bool, dctcp: bool) -> Result<Value, ExperimentError> {
-    let d = if quick { "1s" } else { "10s" };
-    let mut o = vec![("duration", d.to_string())];
+pub fn dctcp(duration: &str, dctcp: bool) -> Result<Value, ExperimentError> {
+    let mut o = vec![("duration", duration.to_string())];
     if !dctcp {
         o.push(("tcp.cc", "newreno".into()));
         o.push(("switch.queue.marking", "none".into()));
@@ -218,6 +215,7 @@ fn series(v: &Value, key: &str) -> Vec<(f64, f64)> {
 
 fn run_validation(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
     let q = ctx.quick;
+    let (long, rounds) = if q { ("1s", 10) } else { ("10s", 100) };
     let sfx = if q { "-quick" } else { "" };
     let reference = |name: &str| {
         ns3_reference(&format!("{name}{sfx}"))
@@ -246,7 +244,7 @@ fn run_validation(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError
     };
 
     (ctx.status)("bulk");
-    let (t, n) = (bulk(q)?, reference("bulk")?);
+    let (t, n) = (bulk(long)?, reference("bulk")?);
     let s = "(1) bulk";
     rows.push(Row::new(
         s,
@@ -286,7 +284,7 @@ fn run_validation(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError
     wall(s, &t, &n, &mut rows);
 
     (ctx.status)("incast");
-    let (t, n) = (incast(q)?, reference("incast")?);
+    let (t, n) = (incast(rounds)?, reference("incast")?);
     let s = "(2) incast";
     rows.push(Row::new(
         s,
@@ -343,7 +341,7 @@ fn run_validation(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError
     let mut queues = Vec::new();
     for (name, is_dctcp) in [("dctcp", true), ("dctcp-newreno", false)] {
         (ctx.status)(name);
-        let (t, n) = (dctcp(q, is_dctcp)?, reference(name)?);
+        let (t, n) = (dctcp(long, is_dctcp)?, reference(name)?);
         let s = if is_dctcp {
             "(3) DCTCP K=20"
         } else {

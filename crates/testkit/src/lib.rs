@@ -40,6 +40,22 @@ pub fn require(program: &str, debian_package: &str) -> bool {
     false
 }
 
+/// True if `path` exists (a header, a library, a device); otherwise skips or panics as
+/// [`require`] does, naming `what` and the Debian package that provides it.
+pub fn require_file(path: &str, what: &str, debian_package: &str) -> bool {
+    if Path::new(path).exists() {
+        return true;
+    }
+    if system_required() {
+        panic!("{what} ({path}) is required (TANDEM_REQUIRE_SYSTEM=1) but missing; .ci/run installs Debian's {debian_package}");
+    }
+    eprintln!(
+        "SKIP: {what} not found ({path}); install Debian's {debian_package} (or run .ci/run), \
+         or set TANDEM_REQUIRE_SYSTEM=1 to make this a failure"
+    );
+    false
+}
+
 /// A fresh temporary directory, removed with everything in it when dropped.
 #[derive(Debug)]
 pub struct Scratch {

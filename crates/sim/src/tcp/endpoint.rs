@@ -7,6 +7,7 @@ use super::{FailReason, FlowIds, SynOptions, TcpEvent, TcpOutput, TcpStats};
 use crate::config::{CcAlgo, DelayedAck, TcpConfig};
 use crate::packet::{Packet, Proto, L2_L3_HEADER, MAX_SACK, TCP_HEADER};
 use crate::time::{Time, SEC, US};
+use std::collections::VecDeque;
 use tandem_wire::ipv4::Ecn;
 use tandem_wire::tcp::Flags;
 
@@ -104,6 +105,11 @@ pub struct TcpEndpoint {
     sacked_above_lb: u64,
     /// RFC 6675 pipe, valid during SACK recovery.
     pipe: u64,
+    /// Retransmissions of this SACK recovery not yet known to have arrived, in the order they
+    /// were sent: `(start, end, snd_max when sent)`. See [`TcpEndpoint::detect_lost_rxt`].
+    rxt_sent: VecDeque<(u64, u64, u64)>,
+    /// Retransmissions found lost, to be sent again before anything NextSeg offers.
+    rxt_lost: VecDeque<(u64, u64)>,
 
     // ---- ECN, sender ----
     /// No ECE reaction until SND.UNA passes this (once per window).
@@ -196,6 +202,8 @@ impl TcpEndpoint {
             lost_boundary: 0,
             sacked_above_lb: 0,
             pipe: 0,
+            rxt_sent: VecDeque::new(),
+            rxt_lost: VecDeque::new(),
             ecn_high: 0,
             cwr_pending: false,
             srtt: None,
@@ -694,11 +702,15 @@ impl TcpEndpoint {
             self.backoff = 0;
             self.consecutive_timeouts = 0;
         }
-        let is_dup = acked == 0
-            && ack < self.snd_max
-            && pkt.payload == 0
+        // RFC 5681 §2 (a)-(d); with SACK, RFC 6675 §2/§5: an ACK that SACKs new data is a
+        // duplicate ACK "regardless of its status as a cumulative acknowledgment".
+        let is_dup = pkt.payload == 0
             && !pkt.has(Flags::FIN)
-            && (!self.sack_ok || newly_sacked > 0);
+            && if self.sack_ok {
+                newly_sacked > 0
+            } else {
+                acked == 0 && ack < self.snd_max
+            };
         if is_dup {
             self.stats.dupacks_received += 1;
         }
@@ -746,7 +758,10 @@ impl TcpEndpoint {
                     self.recovery = Recovery::None;
                     self.dupacks = 0;
                     self.cc.set_cwnd(self.cc.ssthresh());
+                    self.rxt_sent.clear();
+                    self.rxt_lost.clear();
                 } else {
+                    self.detect_lost_rxt();
                     self.compute_pipe();
                 }
             }
@@ -820,10 +835,13 @@ impl TcpEndpoint {
                 .min(self.snd_max);
             let s = self.snd_una;
             let e = self.seg_end(s, cap);
+            self.rxt_sent.clear();
+            self.rxt_lost.clear();
             if e > s {
                 self.emit_range(now, s, e, out);
                 self.high_rxt = e;
                 self.pipe += e - s;
+                self.rxt_sent.push_back((s, e, self.snd_max));
             }
         } else {
             // RFC 6582 steps 2-3.
@@ -860,6 +878,8 @@ impl TcpEndpoint {
         self.sacked_below_rxt = 0;
         self.lost_boundary = self.snd_una;
         self.sacked_above_lb = 0;
+        self.rxt_sent.clear();
+        self.rxt_lost.clear();
         if self.ecn_ok {
             self.cwr_pending = true;
             self.ecn_high = self.snd_max;
@@ -935,6 +955,71 @@ impl TcpEndpoint {
         }
         self.lost_boundary = lb.max(self.snd_una);
         self.sacked_above_lb = acc;
+    }
+
+    /// Lost-retransmission detection (as Linux's `tcp_mark_lost_retrans`, the SACK-era
+    /// predecessor of RACK): RFC 6675 never retransmits a segment twice, so a dropped
+    /// retransmission used to wait for the RTO. A retransmission is taken as lost by the same
+    /// rule IsLost applies to original transmissions: more than (DupThresh - 1) * SMSS bytes
+    /// first sent after it (above the SND.MAX it was sent at) have been SACKed. Retransmissions
+    /// are checked oldest first; each costs O(log n) once.
+    fn detect_lost_rxt(&mut self) {
+        while let Some(&(s, e, mark)) = self.rxt_sent.front() {
+            let s = s.max(self.snd_una);
+            let covered = s >= e || self.scoreboard.containing(s).is_some_and(|(_, b)| b >= e);
+            if covered {
+                self.rxt_sent.pop_front();
+            } else if self.sacked_above_exceeds_thresh(mark) {
+                self.rxt_sent.pop_front();
+                self.rxt_lost.push_back((s, e));
+            } else {
+                break;
+            }
+        }
+    }
+
+    /// True when more than (DupThresh - 1) * SMSS bytes at or above `x` are SACKed. Walks
+    /// ranges from the top and stops as soon as the answer is known.
+    fn sacked_above_exceeds_thresh(&self, x: u64) -> bool {
+        let thresh = u64::from(self.cfg.dupack_threshold.max(1) - 1) * self.mss;
+        let mut acc = 0;
+        for (a, b) in self.scoreboard.iter_rev() {
+            if b <= x {
+                return false;
+            }
+            acc += b - a.max(x);
+            if acc > thresh {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// The next range of a lost retransmission still worth sending: not yet acknowledged and
+    /// up to the first SACKed byte.
+    fn next_lost_rxt(&mut self) -> Option<(u64, u64)> {
+        while let Some((s, e)) = self.rxt_lost.pop_front() {
+            let mut s = s.max(self.snd_una);
+            if let Some((_, b)) = self.scoreboard.containing(s) {
+                s = b;
+            }
+            let cap = self
+                .scoreboard
+                .next_from(s)
+                .map_or(e, |(a, _)| a)
+                .min(e)
+                .min(self.snd_max);
+            if s < cap {
+                let end = self.seg_end(s, cap);
+                if end > s {
+                    if end < e {
+                        self.rxt_lost.push_front((end, e));
+                    }
+                    return Some((s, end));
+                }
+            }
+        }
+        None
     }
 
     /// RFC 6675 SetPipe in O(1) from the counters: unSACKed bytes not lost, plus retransmitted
@@ -1088,11 +1173,18 @@ impl TcpEndpoint {
             }
             let data = e.min(self.data_end()).saturating_sub(s);
             if data > 0 {
-                let flight = s - self.snd_una;
+                let mut flight = s - self.snd_una;
                 let mut cwnd = self.cc.cwnd();
                 if self.recovery == Recovery::None && self.dupacks > 0 && s >= self.snd_max {
-                    // RFC 3042 limited transmit.
-                    cwnd += u64::from(self.dupacks.min(2)) * self.mss;
+                    if self.sack_ok {
+                        // RFC 6675 §5 step (3): limited transmit governed by pipe and cwnd
+                        // (SACKed bytes have left the network).
+                        self.compute_pipe();
+                        flight = self.pipe;
+                    } else {
+                        // RFC 3042 limited transmit: up to two segments beyond cwnd.
+                        cwnd += u64::from(self.dupacks.min(2)) * self.mss;
+                    }
                 }
                 let room_c = cwnd.saturating_sub(flight);
                 let room_r = (self.snd_una + self.snd_wnd).saturating_sub(s);
@@ -1116,6 +1208,13 @@ impl TcpEndpoint {
 
     fn send_sack_recovery(&mut self, now: Time, out: &mut TcpOutput) {
         while self.pipe + self.mss <= self.cc.cwnd() {
+            if let Some((s, e)) = self.next_lost_rxt() {
+                // A retransmission that was itself lost goes out again first.
+                self.emit_range(now, s, e, out);
+                self.rxt_sent.push_back((s, e, self.snd_max));
+                self.pipe += e - s;
+                continue;
+            }
             let Some((s, e, kind)) = self.next_seg() else { break };
             self.emit_range(now, s, e, out);
             match kind {
@@ -1123,6 +1222,7 @@ impl TcpEndpoint {
                     let h = self.high_rxt.max(self.snd_una);
                     self.sacked_below_rxt += skipped_to.saturating_sub(h);
                     self.high_rxt = e;
+                    self.rxt_sent.push_back((s, e, self.snd_max));
                 }
                 SegKind::New => self.snd_nxt = e,
                 SegKind::Rescue => self.rescue_rxt = Some(self.recover),

@@ -13,9 +13,11 @@
 //!   timestamp and ECN negotiation; SYN and SYN-ACK retransmission with exponential backoff from
 //!   `init_rto`; FIN after all queued data; RST;
 //! * slow start and congestion avoidance (RFC 5681) with byte counting (RFC 3465, L = 2 SMSS),
-//!   limited transmit (RFC 3042), NewReno fast retransmit / fast recovery (RFC 6582);
+//!   limited transmit (RFC 3042; with SACK governed by pipe and cwnd, RFC 6675 §5 step 3),
+//!   NewReno fast retransmit / fast recovery (RFC 6582);
 //! * SACK (RFC 2018) and SACK-based loss recovery (RFC 6675: IsLost, NextSeg rules 1-4, pipe)
-//!   with an interval-set scoreboard whose per-ACK cost is O(SACK blocks x log n);
+//!   with an interval-set scoreboard whose per-ACK cost is O(SACK blocks x log n), plus
+//!   detection of lost retransmissions (below);
 //! * RTO (RFC 6298) with timestamps (RFC 7323) or Karn's algorithm, exponential backoff,
 //!   go-back-N after a timeout;
 //! * cumulative and delayed ACKs (RFC 5681 §4.2), immediate ACKs for out-of-order and
@@ -34,13 +36,17 @@
 //!   `tcp_retries2`: with 2, SYNs go out at 0, 1 s and 3 s and the connection fails at 7 s;
 //! * duplicate ACKs are recognised by acknowledgment number alone (the window is not compared,
 //!   as in ns-3, since the advertised window shrinks as out-of-order data is held); with SACK
-//!   only ACKs carrying new SACK information count (RFC 6675);
+//!   an ACK counts when it carries new SACK information, even if it also advances SND.UNA
+//!   (RFC 6675 §5, as ns-3);
+//! * a retransmission is itself taken as lost, and sent again within the same recovery, once
+//!   more than (DupThresh - 1) * SMSS bytes first sent after it are SACKed (Linux's
+//!   `tcp_mark_lost_retrans`; RFC 6675 and ns-3 leave that to the RTO). A lost retransmission
+//!   with nothing SACKed after it, or without SACK, is still repaired by the RTO;
 //! * windows are exact byte counts (the window-scale shift is advertised but not applied);
 //! * `Closed` is reported on entering TIME-WAIT (or when LAST-ACK is acknowledged); there is no
 //!   2 MSL timer, and an endpoint kept around keeps acknowledging retransmitted FINs;
 //! * no Nagle algorithm (as TCP_NODELAY), no quick-ACK mode, no D-SACK, RACK/TLP, F-RTO, PRR,
-//!   PAWS, keep-alive, urgent data, simultaneous open or RFC 5961 challenge ACKs. A lost
-//!   retransmission is repaired by the RTO.
+//!   PAWS, keep-alive, urgent data, simultaneous open or RFC 5961 challenge ACKs.
 
 mod cc;
 mod endpoint;

@@ -374,6 +374,29 @@ fn drop_data_at(offsets: &[u64]) -> DropHook {
     })
 }
 
+/// Drops the first `times` transmissions (the original and then retransmissions) of the
+/// client's data segment starting at byte offset `offset` of the stream.
+fn drop_data_times(offset: u64, times: usize) -> DropHook {
+    let mut left = times;
+    let mut iss = None;
+    Box::new(move |link, p| {
+        if link != 0 {
+            return false;
+        }
+        if p.has(Flags::SYN) {
+            iss = Some(p.seq);
+            return false;
+        }
+        let Some(iss) = iss else { return false };
+        let off = u64::from(p.seq.wrapping_sub(iss).wrapping_sub(1));
+        if p.payload > 0 && off == offset && left > 0 {
+            left -= 1;
+            return true;
+        }
+        false
+    })
+}
+
 /// Drops the first `n` SYNs (link 0) or SYN-ACKs (link 1).
 fn drop_syns(link_of: usize, n: usize) -> DropHook {
     let mut left = n;
@@ -649,6 +672,92 @@ fn many_losses_in_one_window_with_sack() {
     assert_eq!(c.data_timeouts, 0);
     assert_eq!(c.fast_recoveries, 1);
     assert_eq!(c.retransmits, 12);
+}
+
+#[test]
+fn lost_fast_retransmission_is_sent_again_without_a_timeout() {
+    // The segment at 40 MSS is lost, and so is its fast retransmission. SACKs for data sent
+    // after the retransmission show it was lost; it goes out a third time within the same
+    // recovery instead of after the 200 ms RTO.
+    let net = run(Scenario::new(400_000), drop_data_times(40 * MSS, 2));
+    net.assert_complete();
+    let c = net.client().stats();
+    assert_eq!(c.data_timeouts, 0);
+    assert_eq!(c.fast_recoveries, 1);
+    assert_eq!(c.retransmits, 2);
+    let done = c.send_complete_at.unwrap();
+    assert!(done < 20 * MS, "{done}");
+    // Without SACK nothing shows the retransmission was lost: the RTO repairs it.
+    let sc = Scenario::new(400_000).both(|c| c.sack = false);
+    let net = run(sc, drop_data_times(40 * MSS, 2));
+    net.assert_complete();
+    assert_eq!(net.client().stats().data_timeouts, 1);
+}
+
+#[test]
+fn lost_retransmission_at_the_tail_of_the_window_waits_for_the_rto() {
+    // The last segment's retransmission is lost and nothing is sent after it: no SACK can
+    // show the loss, so (as in ns-3 and RFC 6675) the RTO repairs it, exactly once.
+    let n = 60;
+    let net = run(Scenario::new(n * MSS), drop_data_times((n - 4) * MSS, 2));
+    net.assert_complete();
+    let c = net.client().stats();
+    assert_eq!(c.data_timeouts, 1);
+    assert_eq!(c.retransmits, 2);
+}
+
+#[test]
+fn sack_on_a_cumulative_ack_counts_as_a_duplicate_ack() {
+    // RFC 6675 §5: an ACK that SACKs new data is a duplicate ACK "regardless of its status as
+    // a cumulative acknowledgment", and limited transmit is governed by pipe (SACKed bytes
+    // have left the network).
+    let (mut c, _s, mut out) = pair(TcpConfig::default());
+    c.send(50, 40 * MSS, &mut out);
+    assert_eq!(out.packets.len(), 10);
+    // An ACK from the server (ISS 5000) for client offset `una`, SACKing [a, b) if given.
+    let ack = |una: u64, sack: Option<(u64, u64)>| {
+        let mut p = Packet {
+            flow: FlowId(1),
+            src: NodeId(20),
+            dst: NodeId(10),
+            src_port: 80,
+            dst_port: 1000,
+            seq: 5001,
+            ack: 1000 + una as u32,
+            window: 1 << 20,
+            flags: Flags::ACK,
+            proto: Proto::Tcp,
+            ..Packet::default()
+        };
+        if let Some((a, b)) = sack {
+            p.sack[0] = (1000 + a as u32, 1000 + b as u32);
+            p.sack_len = 1;
+        }
+        p
+    };
+    let seg = |i: u64| 1 + i * MSS;
+    // Segment 3 is lost. The ACK for segment 2 also SACKs segment 4: a cumulative ACK that is
+    // a duplicate ACK too.
+    c.on_packet(60, &ack(seg(2), None), &mut out);
+    out.clear();
+    c.on_packet(70, &ack(seg(3), Some((seg(4), seg(5)))), &mut out);
+    assert_eq!(c.stats().dupacks_received, 1);
+    let sent_before = out.packets.iter().filter(|p| p.payload > 0).count();
+    out.clear();
+    c.on_packet(80, &ack(seg(3), Some((seg(4), seg(6)))), &mut out);
+    assert_eq!(c.stats().dupacks_received, 2);
+    assert_eq!(c.stats().fast_recoveries, 0, "two SACKed segments are not yet a loss");
+    // Each SACKed segment let one new segment out: pipe stays at cwnd.
+    assert_eq!(out.packets.iter().filter(|p| p.payload > 0).count(), 1);
+    assert!(sent_before >= 1);
+    // The third dupack enters SACK recovery with a fast retransmission of segment 3.
+    out.clear();
+    c.on_packet(90, &ack(seg(3), Some((seg(4), seg(7)))), &mut out);
+    assert_eq!(c.stats().fast_recoveries, 1);
+    assert!(out
+        .packets
+        .iter()
+        .any(|p| p.seq == 1000 + seg(3) as u32 && p.payload > 0));
 }
 
 #[test]
