@@ -2,7 +2,12 @@
 //! events/s). The scale run (k = 16 fat-tree) is `bench/sim-scale.sh`, not a criterion bench.
 //!
 //! * `bulk`: one NewReno flow over a 10 Gb/s dumbbell for 20 ms of simulated time;
-//! * `incast`: 16 senders x 64 KB into one 10 Gb/s port, 100-packet queue.
+//! * `incast`: 16 senders x 64 KB into one 10 Gb/s port, 100-packet queue;
+//! * `fat_tree_k8`: 400 web-search flows at load 0.5 on a k = 8 fat-tree (128 hosts) for 5 ms:
+//!   thousands of pending events, so the event queue's large-size behaviour shows.
+//!
+//! Plots are off (criterion's plotter needs system fonts), so `cargo bench -p tandem-sim`
+//! runs anywhere.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use tandem_sim::config::{LinkConfig, QueueConfig, SwitchConfig, TcpConfig};
@@ -10,7 +15,7 @@ use tandem_sim::packet::FlowId;
 use tandem_sim::sim::{Sim, SimOptions};
 use tandem_sim::time::{MS, US};
 use tandem_sim::topology::Topology;
-use tandem_sim::workload::{FlowKind, FlowSpec};
+use tandem_sim::workload::{finalize, poisson, FlowKind, FlowSizeCdf, FlowSpec, PoissonLimit};
 
 fn link() -> LinkConfig {
     LinkConfig {
@@ -72,12 +77,40 @@ fn incast() -> Sim {
     )
 }
 
+fn fat_tree_k8() -> Sim {
+    let l = LinkConfig {
+        rate_bps: 10_000_000_000,
+        delay: US,
+        framing_overhead: 24,
+    };
+    let topo = Topology::fat_tree(8, l, l).expect("fat-tree");
+    let cdf = FlowSizeCdf::builtin("websearch").expect("built-in CDF");
+    let flows =
+        finalize(poisson(&cdf, topo.hosts(), 0.5, l.rate_bps, 0, PoissonLimit::Flows(400), 1).expect("workload"));
+    Sim::new(
+        &topo,
+        SwitchConfig::default(),
+        QueueConfig {
+            limit_packets: 10_000,
+            ..QueueConfig::default()
+        },
+        TcpConfig {
+            min_rto: MS,
+            ..TcpConfig::default()
+        },
+        flows,
+        1,
+        SimOptions::default(),
+    )
+}
+
 fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("engine");
     g.sample_size(10);
     for (name, make, until) in [
         ("bulk", bulk as fn() -> Sim, 20 * MS),
         ("incast", incast as fn() -> Sim, 50 * MS),
+        ("fat_tree_k8", fat_tree_k8 as fn() -> Sim, 5 * MS),
     ] {
         let mut probe = make();
         probe.run_until(until);
@@ -93,5 +126,9 @@ fn bench(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench);
+criterion_group! {
+    name = benches;
+    config = Criterion::default().without_plots();
+    targets = bench
+}
 criterion_main!(benches);

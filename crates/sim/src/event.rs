@@ -1,10 +1,8 @@
-//! The event queue: a binary heap ordered by (time, insertion sequence), so events at equal
-//! times run in the order they were scheduled, whatever the heap's internal layout.
+//! The event queue: events come out ordered by (time, insertion sequence), so events at equal
+//! times run in the order they were scheduled.
 
 use crate::packet::{FlowId, NodeId, PacketId};
 use crate::time::Time;
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
 
 /// Something that happens at a point in simulated time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,36 +65,91 @@ pub enum Event {
     Sample,
 }
 
-#[derive(Debug, Clone, Copy)]
-struct Entry {
-    time: Time,
-    seq: u64,
-    event: Event,
-}
-
-impl PartialEq for Entry {
-    fn eq(&self, other: &Self) -> bool {
-        (self.time, self.seq) == (other.time, other.seq)
-    }
-}
-impl Eq for Entry {}
-impl PartialOrd for Entry {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for Entry {
-    fn cmp(&self, other: &Self) -> Ordering {
-        // BinaryHeap is a max-heap: reverse so the earliest (time, seq) comes out first.
-        (other.time, other.seq).cmp(&(self.time, self.seq))
-    }
-}
-
 /// Pending events, earliest first, ties in scheduling order.
-#[derive(Debug, Default)]
+///
+/// Two parts. The *run* is a sorted vector of the earliest pending events: every pending
+/// event at or before `hi` is in it, in (time, scheduling) order, and popping takes its
+/// front. Later events wait in a monotone radix heap (Ahuja, Mehlhorn, Orlin & Tarjan 1990)
+/// with 8-bit digits: an event at time `t > hi` waits in bucket (`level`, `digit`), where
+/// `level` is the highest 8-bit digit in which `t` differs from `base` (a time no bucketed
+/// event precedes) and `digit` is `t`'s value there. Pushing appends to a bucket (or inserts
+/// into the run when `t <= hi`).
+///
+/// When the run is used up it is refilled from the lowest occupied bucket, which holds the
+/// earliest events: a level-0 bucket (one time) or a small bucket is sorted and becomes the
+/// run as it is; a large one gives up its earliest events and re-files the rest on lower
+/// levels around them as the new `base`. Each event moves at most 8 times, every move is a
+/// vector append, and sequence numbers are never compared. While few events are pending
+/// (the common case in small scenarios) they all live in the run (`hi` = `Time::MAX`): a push
+/// is a short sorted insert and a pop takes the front; the run spills into the buckets when it
+/// grows long.
+///
+/// Ties: pushing appends (or inserts after every event at the same time), and every move keeps
+/// the order of the events moved (the sorts are stable), so events with equal times always
+/// sit together in one bucket or in the run in scheduling order, and leave in that order:
+/// exactly the (time, insertion sequence) order of a binary heap with a sequence-number
+/// tie-break.
+#[derive(Debug)]
 pub struct EventQueue {
-    heap: BinaryHeap<Entry>,
+    /// Sorted pending events at or before `hi`; those before `head` have been popped.
+    run: Vec<(Time, Event)>,
+    head: usize,
+    /// Every pending event at or before `hi` is in the run, every later one in a bucket.
+    hi: Time,
+    /// No bucketed event is earlier; buckets are relative to it.
+    base: Time,
+    /// `buckets[level * 256 + digit]`.
+    buckets: Vec<Vec<(Time, Event)>>,
+    /// Per level, a bit per occupied digit.
+    occupied: [[u64; 4]; LEVELS],
+    /// A bit per level with an occupied bucket.
+    levels: u32,
+    len: usize,
     seq: u64,
+}
+
+/// 8-bit digits of a 64-bit time.
+const LEVELS: usize = 8;
+const DIGITS: usize = 256;
+/// A bucket this small becomes the run by sorting it.
+const SORT_BUCKET: usize = 16;
+/// At most this many pending events: keep them all in the run.
+const SMALL: usize = 32;
+/// ... until the run holds more than this many.
+const SPILL: usize = 64;
+
+impl Default for EventQueue {
+    fn default() -> EventQueue {
+        EventQueue {
+            run: Vec::new(),
+            head: 0,
+            hi: Time::MAX,
+            base: 0,
+            buckets: (0..LEVELS * DIGITS).map(|_| Vec::new()).collect(),
+            occupied: [[0; 4]; LEVELS],
+            levels: 0,
+            len: 0,
+            seq: 0,
+        }
+    }
+}
+
+/// An emptied bucket keeps its memory for reuse up to this many entries; a bigger one gives it
+/// back, so 2,048 buckets that were each large once do not hold their peak sizes forever.
+const KEEP: usize = 256;
+
+/// Stable insertion sort by time (buckets here are small, so this beats a merge sort and never
+/// allocates).
+fn sort_by_time(v: &mut [(Time, Event)]) {
+    for i in 1..v.len() {
+        let x = v[i];
+        let mut j = i;
+        while j > 0 && v[j - 1].0 > x.0 {
+            v[j] = v[j - 1];
+            j -= 1;
+        }
+        v[j] = x;
+    }
 }
 
 impl EventQueue {
@@ -104,32 +157,176 @@ impl EventQueue {
     pub fn new() -> EventQueue {
         EventQueue::default()
     }
-    /// Schedules `event` at `time`.
+
+    /// Schedules `event` at `time` (which may even precede the last event popped: it then
+    /// comes out next).
     #[inline]
     pub fn push(&mut self, time: Time, event: Event) {
-        self.heap.push(Entry {
-            time,
-            seq: self.seq,
-            event,
-        });
         self.seq += 1;
+        self.len += 1;
+        if time > self.hi {
+            self.file(time, event);
+        } else {
+            self.insert_run(time, event);
+        }
     }
+
+    /// Puts an event later than `hi` into its bucket.
+    #[inline]
+    fn file(&mut self, time: Time, event: Event) {
+        debug_assert!(time > self.hi && time > self.base);
+        let level = (63 - (time ^ self.base).leading_zeros() as usize) / 8;
+        let digit = (time >> (8 * level)) as usize & (DIGITS - 1);
+        self.buckets[level * DIGITS + digit].push((time, event));
+        self.occupied[level][digit / 64] |= 1 << (digit % 64);
+        self.levels |= 1 << level;
+    }
+
+    /// Inserts an event at or before `hi` into the run, after every event at the same time.
+    #[inline]
+    fn insert_run(&mut self, time: Time, event: Event) {
+        // Insertion from the back: new events tend to be among the latest.
+        self.run.push((time, event));
+        let mut j = self.run.len() - 1;
+        while j > self.head && self.run[j - 1].0 > time {
+            self.run[j] = self.run[j - 1];
+            j -= 1;
+        }
+        self.run[j] = (time, event);
+        if self.hi == Time::MAX && self.run.len() - self.head > SPILL {
+            self.spill();
+        }
+    }
+
+    /// Ends the all-in-the-run mode: keeps the earliest time's events and files the rest
+    /// around it (the buckets are empty in that mode).
+    #[cold]
+    fn spill(&mut self) {
+        debug_assert_eq!(self.levels, 0);
+        let first = self.run[self.head].0;
+        self.base = first;
+        self.hi = first;
+        let keep = self.head + self.run[self.head..].partition_point(|e| e.0 == first);
+        let rest: Vec<(Time, Event)> = self.run.drain(keep..).collect();
+        for (t, e) in rest {
+            self.file(t, e);
+        }
+    }
+
+    /// Takes the lowest occupied bucket out of the bitmaps and returns its index.
+    #[inline]
+    fn take_lowest(&mut self) -> (usize, usize) {
+        let level = self.levels.trailing_zeros() as usize;
+        let occ = &mut self.occupied[level];
+        let w = occ.iter().position(|&w| w != 0).unwrap_or(0);
+        let digit = w * 64 + occ[w].trailing_zeros() as usize;
+        occ[w] &= occ[w].wrapping_sub(1);
+        if occ.iter().all(|&w| w == 0) {
+            self.levels &= !(1 << level);
+        }
+        (level, level * DIGITS + digit)
+    }
+
+    /// Refills the used-up run from the buckets; false when nothing is pending.
+    #[inline(never)]
+    fn refill(&mut self) -> bool {
+        self.run.clear();
+        self.head = 0;
+        if self.levels == 0 {
+            return false;
+        }
+        if self.len <= SMALL {
+            // Few left: all of them into the run. Equal times share a bucket, in order, and
+            // the sort is stable.
+            while self.levels != 0 {
+                let (_, i) = self.take_lowest();
+                self.run.append(&mut self.buckets[i]);
+            }
+            sort_by_time(&mut self.run);
+            self.hi = Time::MAX;
+            return true;
+        }
+        let (level, i) = self.take_lowest();
+        if level == 0 || self.buckets[i].len() <= SORT_BUCKET {
+            // One time, or few events: sorted, the bucket is the run. Later buckets hold
+            // only later times than any of these, so `base` stays valid.
+            std::mem::swap(&mut self.run, &mut self.buckets[i]);
+            if self.buckets[i].capacity() > KEEP {
+                self.buckets[i] = Vec::new();
+            }
+            if level > 0 {
+                sort_by_time(&mut self.run);
+            }
+            self.hi = self.run[self.run.len() - 1].0;
+            return true;
+        }
+        // A large bucket: its earliest time becomes `base` (every other bucket stays valid
+        // around it, as in any radix heap) and the rest moves to lower levels.
+        let mut from = std::mem::take(&mut self.buckets[i]);
+        let min = from.iter().map(|e| e.0).min().unwrap_or(self.base);
+        self.base = min;
+        self.hi = min;
+        for &(t, e) in &from {
+            if t == min {
+                self.run.push((t, e));
+            } else {
+                self.file(t, e);
+            }
+        }
+        if from.capacity() <= KEEP {
+            from.clear();
+            self.buckets[i] = from;
+        }
+        true
+    }
+
+    /// Removes and returns the earliest event if it is at or before `until`.
+    #[inline]
+    pub fn pop_until(&mut self, until: Time) -> Option<(Time, Event)> {
+        if self.head == self.run.len() && !self.refill() {
+            return None;
+        }
+        let e = self.run[self.head];
+        if e.0 > until {
+            return None;
+        }
+        self.head += 1;
+        self.len -= 1;
+        if self.head == self.run.len() {
+            self.run.clear();
+            self.head = 0;
+        } else if self.head >= 256 && self.head * 2 >= self.run.len() {
+            // The run never ran out for a while: drop the popped prefix.
+            self.run.drain(..self.head);
+            self.head = 0;
+        }
+        Some(e)
+    }
+
     /// Removes and returns the earliest event.
     #[inline]
     pub fn pop(&mut self) -> Option<(Time, Event)> {
-        self.heap.pop().map(|e| (e.time, e.event))
+        self.pop_until(Time::MAX)
     }
+
     /// Time of the earliest event.
     pub fn peek_time(&self) -> Option<Time> {
-        self.heap.peek().map(|e| e.time)
+        if let Some(e) = self.run.get(self.head) {
+            return Some(e.0);
+        }
+        let level = self.levels.trailing_zeros() as usize;
+        let occ = self.occupied.get(level)?;
+        let w = occ.iter().position(|&w| w != 0)?;
+        let digit = w * 64 + occ[w].trailing_zeros() as usize;
+        self.buckets[level * DIGITS + digit].iter().map(|e| e.0).min()
     }
     /// Events pending.
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.len
     }
     /// True when nothing is pending.
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.len == 0
     }
     /// Events scheduled so far.
     pub fn scheduled(&self) -> u64 {
@@ -140,6 +337,9 @@ impl EventQueue {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rand::{Rng, SeedableRng};
+    use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
 
     #[test]
     fn earliest_first_ties_in_insertion_order() {
@@ -158,5 +358,61 @@ mod tests {
                 (5, Event::FlowStart { flow: FlowId(2) }),
             ]
         );
+    }
+
+    /// The queue against a binary heap on (time, sequence): random pushes at many time scales
+    /// (ties, near and far future, now and then the past), pops and bounded pops.
+    #[test]
+    fn same_order_as_a_heap_with_sequence_numbers() {
+        for seed in 0..60u64 {
+            let mut rng = rand_pcg::Pcg64::seed_from_u64(seed);
+            let mut q = EventQueue::new();
+            let mut reference = BinaryHeap::new();
+            let mut seq = 0u32;
+            let mut now: Time = 0;
+            // Some seeds keep the queue small (all in the run), others let it grow large.
+            let target = [4usize, 40, 3000][seed as usize % 3];
+            let scale = [4u32, 12, 24, 40][(seed / 3) as usize % 4];
+            for _ in 0..20_000 {
+                let push = reference.len() < target / 2 || rng.random_range(0..100) < 52;
+                if push {
+                    let t = match rng.random_range(0..20) {
+                        0 => now,
+                        1 => now.saturating_sub(rng.random_range(0..1000)),
+                        2 => now + rng.random_range(0..4),
+                        3 => now + (1 << rng.random_range(0..48)),
+                        _ => now + rng.random_range(0..1u64 << scale),
+                    };
+                    q.push(t, Event::FlowStart { flow: FlowId(seq) });
+                    reference.push(Reverse((t, seq)));
+                    seq += 1;
+                } else {
+                    let until = if rng.random_range(0..10) == 0 {
+                        now + rng.random_range(0..1u64 << scale)
+                    } else {
+                        Time::MAX
+                    };
+                    let want = match reference.peek() {
+                        Some(&Reverse((t, _))) if t <= until => reference.pop().map(|Reverse(e)| e),
+                        _ => None,
+                    };
+                    let got = q.pop_until(until).map(|(t, e)| match e {
+                        Event::FlowStart { flow } => (t, flow.0),
+                        _ => unreachable!(),
+                    });
+                    assert_eq!(got, want, "seed {seed}");
+                    if let Some((t, _)) = got {
+                        now = now.max(t);
+                    }
+                }
+                assert_eq!(q.len(), reference.len());
+                assert_eq!(q.peek_time(), reference.peek().map(|r| r.0 .0));
+            }
+            while let Some(Reverse(want)) = reference.pop() {
+                let (t, e) = q.pop().expect("pending");
+                assert_eq!((t, e), (want.0, Event::FlowStart { flow: FlowId(want.1) }));
+            }
+            assert!(q.is_empty() && q.pop().is_none());
+        }
     }
 }

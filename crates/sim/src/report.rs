@@ -3,7 +3,6 @@
 
 use crate::sim::Sim;
 use crate::time::{as_secs, Time};
-use crate::topology::NodeKind;
 use crate::workload::FlowKind;
 use serde_json::{json, Value};
 use std::io::{self, Write};
@@ -152,10 +151,8 @@ pub fn summary(sim: &Sim, name: &str, seed: u64, duration: Time, st: &FlowStats,
     let mut marked = 0;
     let mut by_reason: std::collections::BTreeMap<&'static str, u64> = Default::default();
     let mut peak_queue = 0;
+    // Every port of every node, host NICs included: their drops count under their reason.
     for n in sim.nodes() {
-        if n.kind != NodeKind::Switch {
-            // Host NIC drops still count, under their reason.
-        }
         for p in &n.ports {
             marked += p.queues.stats.marked;
             peak_queue = peak_queue.max(p.queues.stats.peak_bytes);

@@ -28,6 +28,34 @@ pub struct Port {
     pub link: LinkConfig,
     busy: bool,
     tap: Option<usize>,
+    /// `(rate, ps)`: at `link.rate_bps == rate`, one byte takes exactly `ps` picoseconds
+    /// (`ps == 0`: not a whole number; use [`tx_time`]).
+    ps_per_byte: (u64, u64),
+}
+
+impl Port {
+    /// [`tx_time`] of `bytes` on this port's link, by one multiplication when the rate divides
+    /// 8 Tb/s evenly (every common rate does) and the product fits: the same value either way.
+    #[inline]
+    fn ser_time(&self, bytes: u64) -> Time {
+        let (rate, ps) = self.ps_per_byte;
+        if ps != 0 && rate == self.link.rate_bps {
+            if let Some(t) = bytes.checked_mul(ps) {
+                return t;
+            }
+        }
+        tx_time(bytes, self.link.rate_bps)
+    }
+}
+
+/// `(rate, ps)` for [`Port::ps_per_byte`].
+fn ps_per_byte(rate_bps: u64) -> (u64, u64) {
+    let byte = 8 * crate::time::SEC;
+    if rate_bps != 0 && byte.is_multiple_of(rate_bps) {
+        (rate_bps, byte / rate_bps)
+    } else {
+        (rate_bps, 0)
+    }
 }
 
 /// A host or a switch.
@@ -113,6 +141,7 @@ pub struct Sim {
     scratch_sends: Vec<(u16, PacketId)>,
     scratch_timers: Vec<(Time, u64)>,
     scratch_frees: Vec<PacketId>,
+    scratch_events: Vec<TcpEvent>,
     taps: Vec<Tap>,
     options: SimOptions,
     /// Queue samples taken so far.
@@ -174,13 +203,15 @@ impl Sim {
                 host_queue
             };
             for tp in topo.ports(NodeId(i as u32)) {
+                let link = topo.link(tp.link).cfg;
                 node.ports.push(Port {
                     queues: EgressQueues::new(qcfg),
                     peer: tp.peer,
                     peer_port: tp.peer_port,
-                    link: topo.link(tp.link).cfg,
+                    link,
                     busy: false,
                     tap: None,
+                    ps_per_byte: ps_per_byte(link.rate_bps),
                 });
             }
             node.levels = vec![0; node.ports.len()];
@@ -222,6 +253,7 @@ impl Sim {
             scratch_sends: Vec::new(),
             scratch_timers: Vec::new(),
             scratch_frees: Vec::new(),
+            scratch_events: Vec::new(),
             taps: Vec::new(),
             options,
             samples: Vec::new(),
@@ -291,18 +323,16 @@ impl Sim {
 
     /// Runs events up to and including time `until`; returns false when no event is left.
     pub fn run_until(&mut self, until: Time) -> bool {
-        while let Some(t) = self.events.peek_time() {
-            if t > until {
-                self.now = until;
-                return true;
-            }
-            let Some((t, ev)) = self.events.pop() else { break };
+        while let Some((t, ev)) = self.events.pop_until(until) {
             self.now = t;
             self.processed += 1;
             self.handle(ev);
         }
-        self.now = self.now.max(until.min(self.now));
-        false
+        if self.events.is_empty() {
+            return false;
+        }
+        self.now = until;
+        true
     }
 
     fn handle(&mut self, ev: Event) {
@@ -426,8 +456,8 @@ impl Sim {
         };
         p.busy = true;
         let wire = u64::from(q.size) + u64::from(p.link.framing_overhead);
-        let end = (now + tx_time(wire, p.link.rate_bps)).max(q.last_bit);
-        let (peer, peer_port, delay, rate) = (p.peer, p.peer_port, p.link.delay, p.link.rate_bps);
+        let end = (now + p.ser_time(wire)).max(q.last_bit);
+        let (peer, peer_port, delay) = (p.peer, p.peer_port, p.link.delay);
         if let Some(t) = p.tap {
             self.taps[t].write(now, self.pool.get(q.pkt));
         }
@@ -436,7 +466,9 @@ impl Sim {
         let last_bit = end + delay;
         let at = match peer_node.forwarding {
             Forwarding::CutThrough { header_bytes } if peer_node.kind == NodeKind::Switch => {
-                (now + delay + tx_time(u64::from(header_bytes.min(q.size)), rate)).min(last_bit)
+                let header =
+                    self.nodes[node.0 as usize].ports[usize::from(port)].ser_time(u64::from(header_bytes.min(q.size)));
+                (now + delay + header).min(last_bit)
             }
             _ => last_bit,
         };
@@ -554,7 +586,10 @@ impl Sim {
                         .count_external_drop(DropReason::NoRoute, size);
                     return;
                 }
-                ports[(ecmp_hash(p.flow, node) % ports.len() as u64) as usize]
+                match ports.len() {
+                    1 => ports[0],
+                    n => ports[(ecmp_hash(p.flow, node) % n as u64) as usize],
+                }
             }
         };
         self.forward(node, out, pkt, last_bit);
@@ -595,11 +630,14 @@ impl Sim {
         for p in out.packets.drain(..) {
             self.host_send(host, p);
         }
-        let events: Vec<TcpEvent> = out.events.drain(..).collect();
+        // The application's events, through a reused buffer (a nested flush takes an empty one).
+        let mut events = std::mem::take(&mut self.scratch_events);
+        events.append(&mut out.events);
         self.out = out;
-        for e in events {
+        for e in events.drain(..) {
             self.tcp_event(flow, side, e);
         }
+        self.scratch_events = events;
         let f = &mut self.flows[flow.0 as usize];
         if let Some(ep) = &f.eps[side] {
             if let Some(t) = ep.next_timer() {
