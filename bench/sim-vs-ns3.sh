@@ -6,6 +6,9 @@
 #   bench/sim-vs-ns3.sh            full: bulk 10 s, incast 100 rounds, dctcp/newreno 10 s
 #   bench/sim-vs-ns3.sh --quick    short versions of the same
 #
+# SKIP_NS3=1 reuses the ns-3 results already in bench/ns3/out/ (they do not change between
+# runs; only the wall times do).
+#
 # ns-3 runs with TcpLinuxReno (--linux-reno=1): slow start counts bytes as Linux and Tandem do;
 # ns-3's TcpNewReno grows one MSS per ACK instead. Needs libns3-dev (see bench/ns3/README.md).
 set -euo pipefail
@@ -13,9 +16,13 @@ cd "$(dirname "$0")/.."
 mode=${1:-}
 q=""; [ "$mode" = "--quick" ] && q="--quick"
 mkdir -p bench/out
-bench/ns3/run.sh $q --linux-reno=1 >&2
+if [ "${SKIP_NS3:-0}" = 1 ]; then
+  echo "sim-vs-ns3: SKIP_NS3=1, reusing bench/ns3/out/" >&2
+else
+  bench/ns3/run.sh $q --linux-reno=1 >&2
+fi
 cargo build --release -q -p tandem-sim --example ns3_compare
-t=target/release/examples/ns3_compare
+t="${CARGO_TARGET_DIR:-target}/release/examples/ns3_compare"
 suffix=""; [ -n "$q" ] && suffix="-quick"
 for s in bulk incast dctcp dctcp-newreno; do
   "$t" "$s" $q > "bench/out/tandem-$s$suffix.json"

@@ -151,11 +151,13 @@ pub fn summary(sim: &Sim, name: &str, seed: u64, duration: Time, st: &FlowStats,
     let mut marked = 0;
     let mut by_reason: std::collections::BTreeMap<&'static str, u64> = Default::default();
     let mut peak_queue = 0;
+    let mut transmissions = 0;
     // Every port of every node, host NICs included: their drops count under their reason.
     for n in sim.nodes() {
         for p in &n.ports {
             marked += p.queues.stats.marked;
             peak_queue = peak_queue.max(p.queues.stats.peak_bytes);
+            transmissions += p.queues.stats.tx_packets;
             for (r, pk, _) in &p.queues.stats.drops {
                 *by_reason.entry(r.as_str()).or_default() += pk;
             }
@@ -187,6 +189,7 @@ pub fn summary(sim: &Sim, name: &str, seed: u64, duration: Time, st: &FlowStats,
         "ecn_marked": marked,
         "peak_queue_bytes": peak_queue,
         "events": sim.events_processed(),
+        "link_transmissions": transmissions,
         "peak_packets_in_flight": peak_pkts,
     })
 }
