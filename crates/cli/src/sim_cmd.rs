@@ -135,8 +135,10 @@ fn print_summary(sc: &Scenario, s: &Value, events: u64, simulated: f64, wall: f6
     let u = |v: &Value| v.as_u64().unwrap_or(0);
     println!("scenario   {} (seed {})", sc.name, sc.seed);
     println!(
-        "simulated  {simulated:.6} s in {wall:.2} s wall: {events} events, {:.2} M events/s",
-        events as f64 / wall.max(1e-9) / 1e6
+        "simulated  {simulated:.6} s in {wall:.2} s wall: {events} events ({:.2} M/s), {} link transmissions ({:.2} M/s)",
+        events as f64 / wall.max(1e-9) / 1e6,
+        u(&s["link_transmissions"]),
+        f(&s["link_transmissions"]) / wall.max(1e-9) / 1e6
     );
     println!(
         "flows      {} started, {} completed, {} failed",
@@ -186,7 +188,9 @@ fn print_summary(sc: &Scenario, s: &Value, events: u64, simulated: f64, wall: f6
 
 /// Every built-in experiment, from every crate that has some.
 pub fn experiments() -> Vec<Experiment> {
-    tandem_sim::validation::experiments()
+    let mut all = tandem_sim::validation::experiments();
+    all.extend(tandem_tcpu::experiments());
+    all
 }
 
 /// `tandem reproduce --list`.

@@ -167,6 +167,7 @@ fn reproduce_lists_and_runs_from_anywhere() {
     let o = tandem_in(s.path(), &["reproduce", "--list"]);
     assert!(o.status.success());
     assert!(text(&o.stdout).contains("sim-validation"), "{}", text(&o.stdout));
+    assert!(text(&o.stdout).contains("tcpu-flashcrowd"), "{}", text(&o.stdout));
     let o = tandem_in(s.path(), &["reproduce", "no-such-thing"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o.stderr).contains("sim-validation"));

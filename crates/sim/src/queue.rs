@@ -166,6 +166,8 @@ pub struct EgressQueues {
     total_packets: u32,
     /// Byte levels a switch model watches, ascending; see [`EgressQueues::level`].
     watch: Vec<u64>,
+    /// Packet-count levels a switch model watches, ascending; see [`EgressQueues::level`].
+    watch_packets: Vec<u32>,
     /// Counters.
     pub stats: PortStats,
 }
@@ -180,6 +182,7 @@ impl EgressQueues {
             total_bytes: 0,
             total_packets: 0,
             watch: Vec::new(),
+            watch_packets: Vec::new(),
             stats: PortStats::default(),
         }
     }
@@ -215,9 +218,19 @@ impl EgressQueues {
         levels.dedup();
         self.watch = levels;
     }
-    /// How many watched levels the total queue is at or above (0 when below all).
+    /// Sets the packet-count levels to watch (sorted and deduplicated here), for models whose
+    /// thresholds are in packets (TCPU's Q_redirect, for example).
+    pub fn set_watch_packets(&mut self, mut levels: Vec<u32>) {
+        levels.sort_unstable();
+        levels.dedup();
+        self.watch_packets = levels;
+    }
+    /// How many watched levels the total queue is at or above (0 when below all): watched byte
+    /// levels the queued bytes reach plus watched packet levels the queued packets reach. It
+    /// changes exactly when the queue crosses one of them.
     pub fn level(&self) -> usize {
         self.watch.partition_point(|&l| l <= self.total_bytes)
+            + self.watch_packets.partition_point(|&l| l <= self.total_packets)
     }
 
     /// Offers a packet to class `class` (clamped to the last class). Applies the queue's
@@ -440,5 +453,28 @@ mod tests {
             levels.push(q.level());
         }
         assert_eq!(levels, [1, 1, 2, 2]);
+    }
+
+    #[test]
+    fn watched_packet_levels_add_to_byte_levels() {
+        let mut q = EgressQueues::new(QueueConfig {
+            limit_packets: 0,
+            ..QueueConfig::default()
+        });
+        q.set_watch(vec![250]);
+        q.set_watch_packets(vec![3, 2, 3]);
+        let mut buf = SharedBuffer::new(BufferConfig::Dedicated);
+        let mut rng = Pcg64::seed_from_u64(1);
+        let mut levels = vec![];
+        for i in 0..4 {
+            let mut p = pkt(100, 0, Ecn::NotEct);
+            q.enqueue(PacketId(i), &mut p, 0, 0, &mut buf, &mut rng);
+            levels.push(q.level());
+        }
+        // 1..4 packets of 100 bytes: packet levels 2 and 3, byte level 250 (3 packets).
+        assert_eq!(levels, [0, 1, 3, 3]);
+        q.dequeue(1, &mut buf);
+        q.dequeue(1, &mut buf);
+        assert_eq!(q.level(), 1, "2 packets, 200 bytes");
     }
 }

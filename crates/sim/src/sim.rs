@@ -261,12 +261,15 @@ impl Sim {
         }
     }
 
-    /// Attaches a model to a switch (replacing any other) and applies its watched levels.
+    /// Attaches a model to a switch (replacing any other) and applies its watched byte and packet
+    /// levels.
     pub fn attach_model(&mut self, node: NodeId, model: Box<dyn SwitchModel>) {
         let levels = model.watch_levels();
+        let packet_levels = model.watch_packet_levels();
         let n = &mut self.nodes[node.0 as usize];
         for p in &mut n.ports {
             p.queues.set_watch(levels.clone());
+            p.queues.set_watch_packets(packet_levels.clone());
         }
         n.model = Some(model);
     }

@@ -209,8 +209,13 @@ pub trait SwitchModel {
     fn on_queue_level(&mut self, _cx: &mut SwitchCtx<'_>, _port: u16, _level: usize, _bytes: u64) {}
     /// A timer set with [`SwitchCtx::set_timer`] fired.
     fn on_timer(&mut self, _cx: &mut SwitchCtx<'_>, _token: u64) {}
-    /// Byte levels to watch on every egress port (for example TCPU's Q_redirect).
+    /// Byte levels to watch on every egress port.
     fn watch_levels(&self) -> Vec<u64> {
+        Vec::new()
+    }
+    /// Packet-count levels to watch on every egress port (for example TCPU's Q_redirect);
+    /// they count towards the `level` of [`SwitchModel::on_queue_level`] with the byte levels.
+    fn watch_packet_levels(&self) -> Vec<u32> {
         Vec::new()
     }
     /// Counters to put in summary.json under the switch's name.

@@ -219,6 +219,16 @@ fn series(v: &Value, key: &str) -> Vec<(f64, f64)> {
         .unwrap_or_default()
 }
 
+/// One compared metric: where it is in our JSON and in ns-3's, a scale, a target.
+#[derive(Clone, Copy)]
+struct Metric {
+    name: &'static str,
+    ours: &'static [&'static str],
+    theirs: &'static [&'static str],
+    scale: f64,
+    target: Target,
+}
+
 fn run_validation(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
     let q = ctx.quick;
     let (long, rounds) = if q { ("1s", 10) } else { ("10s", 100) };
@@ -238,7 +248,17 @@ fn run_validation(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError
     let mut rows = Vec::new();
     // Quick runs last milliseconds (and CI runs them in a debug build): no speed verdict.
     let speed_target = if q { Target::None } else { Target::AtLeast(50.0) };
-    let wall = |setting: &str, ours: &Value, theirs: &Value, rows: &mut Vec<Row>| {
+    // One comparison per metric; then the speed-up.
+    let mut compare = |setting: &str, ours: &Value, theirs: &Value, metrics: &[Metric]| {
+        for m in metrics {
+            rows.push(Row::new(
+                setting,
+                m.name,
+                Some(num(theirs, m.theirs) * m.scale),
+                num(ours, m.ours) * m.scale,
+                m.target,
+            ));
+        }
         let (a, b) = (num(ours, &["wall_s"]), num(theirs, &["wall_s"]));
         rows.push(Row::new(
             setting,
@@ -248,100 +268,43 @@ fn run_validation(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError
             speed_target,
         ));
     };
+    let m = |name, path: &'static [&'static str], scale, target| Metric {
+        name,
+        ours: path,
+        theirs: path,
+        scale,
+        target,
+    };
+    let goodput = m("goodput (Mb/s)", &["goodput_bps"], 1e-6, rel(0.05));
+    let drops = m("drops", &["drops"], 1.0, Target::None);
+    let retx = m("retransmits", &["retransmits"], 1.0, Target::None);
 
     (ctx.status)("bulk");
     let (t, n) = (bulk(long)?, reference("bulk")?);
-    let s = "(1) bulk";
-    rows.push(Row::new(
-        s,
-        "goodput (Mb/s)",
-        Some(num(&n, &["goodput_bps"]) / 1e6),
-        num(&t, &["goodput_bps"]) / 1e6,
-        rel(0.05),
-    ));
-    rows.push(Row::new(
-        s,
-        "drops",
-        Some(num(&n, &["drops"])),
-        num(&t, &["drops"]),
-        Target::None,
-    ));
-    rows.push(Row::new(
-        s,
-        "retransmits",
-        Some(num(&n, &["retransmits"])),
-        num(&t, &["retransmits"]),
-        Target::None,
-    ));
-    rows.push(Row::new(
-        s,
-        "timeouts",
-        Some(num(&n, &["timeouts"])),
-        num(&t, &["timeouts"]),
-        Target::Absolute(0.0),
-    ));
-    rows.push(Row::new(
-        s,
-        "queue mean (pkts)",
-        Some(num(&n, &["bottleneck", "queue_mean_pkts"])),
-        num(&t, &["queue_mean_pkts"]),
-        Target::None,
-    ));
-    wall(s, &t, &n, &mut rows);
+    let queue = Metric {
+        theirs: &["bottleneck", "queue_mean_pkts"],
+        ..m("queue mean (pkts)", &["queue_mean_pkts"], 1.0, Target::None)
+    };
+    let timeouts = m("timeouts", &["timeouts"], 1.0, Target::Absolute(0.0));
+    compare("(1) bulk", &t, &n, &[goodput, drops, retx, timeouts, queue]);
 
     (ctx.status)("incast");
     let (t, n) = (incast(rounds)?, reference("incast")?);
-    let s = "(2) incast";
-    rows.push(Row::new(
-        s,
-        "goodput (Mb/s)",
-        Some(num(&n, &["goodput_bps"]) / 1e6),
-        num(&t, &["goodput_bps"]) / 1e6,
-        rel(0.05),
-    ));
-    rows.push(Row::new(
-        s,
-        "mean FCT (ms)",
-        Some(num(&n, &["flow_completion", "mean_s"]) * 1e3),
-        num(&t, &["flow_completion", "mean_s"]) * 1e3,
-        rel(0.15),
-    ));
-    rows.push(Row::new(
-        s,
-        "p99 FCT (ms)",
-        Some(num(&n, &["flow_completion", "p99_s"]) * 1e3),
-        num(&t, &["flow_completion", "p99_s"]) * 1e3,
-        rel(0.15),
-    ));
-    rows.push(Row::new(
-        s,
-        "mean round (ms)",
-        Some(num(&n, &["round_completion", "mean_s"]) * 1e3),
-        num(&t, &["round_completion", "mean_s"]) * 1e3,
-        rel(0.15),
-    ));
-    rows.push(Row::new(
-        s,
-        "drops",
-        Some(num(&n, &["drops"])),
-        num(&t, &["drops"]),
-        Target::None,
-    ));
-    rows.push(Row::new(
-        s,
-        "retransmits",
-        Some(num(&n, &["retransmits"])),
-        num(&t, &["retransmits"]),
-        Target::None,
-    ));
-    rows.push(Row::new(
-        s,
-        "timeouts",
-        Some(num(&n, &["timeouts"])),
-        num(&t, &["timeouts"]),
-        Target::Absolute(0.0),
-    ));
-    wall(s, &t, &n, &mut rows);
+    let fct = |name, key: &'static [&'static str]| m(name, key, 1e3, rel(0.15));
+    compare(
+        "(2) incast",
+        &t,
+        &n,
+        &[
+            goodput,
+            fct("mean FCT (ms)", &["flow_completion", "mean_s"]),
+            fct("p99 FCT (ms)", &["flow_completion", "p99_s"]),
+            fct("mean round (ms)", &["round_completion", "mean_s"]),
+            drops,
+            retx,
+            timeouts,
+        ],
+    );
     let incast_queue = series(&t, "first_round_queue");
 
     let mut queues = Vec::new();
@@ -353,63 +316,22 @@ fn run_validation(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError
         } else {
             "(3) NewReno drop-tail"
         };
-        rows.push(Row::new(
+        let queue_target = if is_dctcp { rel(0.15) } else { Target::None };
+        compare(
             s,
-            "goodput (Mb/s)",
-            Some(num(&n, &["goodput_bps"]) / 1e6),
-            num(&t, &["goodput_bps"]) / 1e6,
-            rel(0.05),
-        ));
-        rows.push(Row::new(
-            s,
-            "Jain fairness",
-            Some(num(&n, &["jain_fairness"])),
-            num(&t, &["jain_fairness"]),
-            Target::None,
-        ));
-        rows.push(Row::new(
-            s,
-            "queue mean (pkts)",
-            Some(num(&n, &["queue_mean_pkts"])),
-            num(&t, &["queue_mean_pkts"]),
-            if is_dctcp { rel(0.15) } else { Target::None },
-        ));
-        rows.push(Row::new(
-            s,
-            "queue p99 (pkts)",
-            Some(num(&n, &["queue_p99_pkts"])),
-            num(&t, &["queue_p99_pkts"]),
-            Target::None,
-        ));
-        rows.push(Row::new(
-            s,
-            "drops",
-            Some(num(&n, &["drops"])),
-            num(&t, &["drops"]),
-            Target::None,
-        ));
-        rows.push(Row::new(
-            s,
-            "ECN marks",
-            Some(num(&n, &["marks"])),
-            num(&t, &["marks"]),
-            Target::None,
-        ));
-        rows.push(Row::new(
-            s,
-            "retransmits",
-            Some(num(&n, &["retransmits"])),
-            num(&t, &["retransmits"]),
-            Target::None,
-        ));
-        rows.push(Row::new(
-            s,
-            "timeouts",
-            Some(num(&n, &["timeouts"])),
-            num(&t, &["timeouts"]),
-            Target::None,
-        ));
-        wall(s, &t, &n, &mut rows);
+            &t,
+            &n,
+            &[
+                goodput,
+                m("Jain fairness", &["jain_fairness"], 1.0, Target::None),
+                m("queue mean (pkts)", &["queue_mean_pkts"], 1.0, queue_target),
+                m("queue p99 (pkts)", &["queue_p99_pkts"], 1.0, Target::None),
+                drops,
+                m("ECN marks", &["marks"], 1.0, Target::None),
+                retx,
+                m("timeouts", &["timeouts"], 1.0, Target::None),
+            ],
+        );
         queues.push((s.to_string(), series(&t, "queue")));
     }
     rep.rows = rows;
@@ -480,7 +402,11 @@ mod tests {
 
     #[test]
     fn shipped_scenarios_load() {
-        for (t, n, d) in [(BULK_TOML, "bulk", 10), (INCAST_TOML, "incast", 2), (DCTCP_TOML, "dctcp", 10)] {
+        for (t, n, d) in [
+            (BULK_TOML, "bulk", 10),
+            (INCAST_TOML, "incast", 2),
+            (DCTCP_TOML, "dctcp", 10),
+        ] {
             let sc = load(t, n, &[]).unwrap();
             assert_eq!(sc.duration, d * SEC);
         }

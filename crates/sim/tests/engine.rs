@@ -289,3 +289,47 @@ fn pcap_tap_is_clean_for_tshark() {
         assert!(o.stdout.is_empty(), "{}", String::from_utf8_lossy(&o.stdout));
     }
 }
+
+/// A model that records the queue levels it is told about.
+struct LevelRecorder {
+    seen: std::rc::Rc<std::cell::RefCell<Vec<(u16, usize, u32)>>>,
+}
+
+impl tandem_sim::switch::SwitchModel for LevelRecorder {
+    fn on_queue_level(&mut self, cx: &mut tandem_sim::switch::SwitchCtx<'_>, port: u16, level: usize, _bytes: u64) {
+        let packets = cx.queue(port).map_or(0, |q| q.packets());
+        self.seen.borrow_mut().push((port, level, packets));
+    }
+    fn watch_packet_levels(&self) -> Vec<u32> {
+        vec![20]
+    }
+}
+
+/// Packet-count watch levels reach the model exactly at the crossing, up and down, and only on
+/// the port that crossed.
+#[test]
+fn packet_watch_levels_report_crossings() {
+    let topo = Topology::star(5, link(GBPS, 10 * US)).unwrap();
+    let h = topo.hosts().to_vec();
+    let flows = (0..4).map(|i| bulk(i, h[i as usize + 1], h[0], 200_000, 0)).collect();
+    let mut sim = Sim::new(
+        &topo,
+        SwitchConfig::default(),
+        host_q(),
+        TcpConfig::default(),
+        flows,
+        1,
+        SimOptions::default(),
+    );
+    let seen = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+    let sw = topo.switches()[0];
+    sim.attach_model(sw, Box::new(LevelRecorder { seen: seen.clone() }));
+    sim.run_until(SEC);
+    let seen = seen.borrow();
+    assert!(seen.len() >= 2, "{seen:?}");
+    for &(port, level, packets) in seen.iter() {
+        assert_eq!(port, 0, "only the receiver's port congests");
+        assert_eq!(packets, if level == 1 { 20 } else { 19 }, "{seen:?}");
+    }
+    assert_eq!(seen[0].1, 1);
+}

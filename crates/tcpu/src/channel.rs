@@ -142,6 +142,27 @@ impl TableChannel {
         self.bulk.push_front(op);
     }
 
+    /// Drops the queued (not yet started) inserts with this match from both lanes and returns
+    /// how many there were. Used when the ASIC refuses a flow's entry: an insert of it still
+    /// waiting must not take effect later, after the flow's slot has been given back.
+    pub fn cancel_inserts(&mut self, m: RuleMatch) -> usize {
+        let hit = |op: &QueuedOp| matches!(op.op, TableOp::Insert(r) if r.matches == m);
+        let before = self.urgent.len() + self.bulk.len();
+        self.urgent.retain(|op| !hit(op));
+        let mut freed: Time = 0;
+        let insert_t = self.insert_t;
+        self.bulk.retain(|op| {
+            if hit(op) {
+                freed = freed.saturating_add(insert_t);
+                false
+            } else {
+                true
+            }
+        });
+        self.bulk_backlog = self.bulk_backlog.saturating_sub(freed);
+        before - self.urgent.len() - self.bulk.len()
+    }
+
     /// Channel time booked by bulk operations not yet started.
     pub fn bulk_backlog(&self) -> Time {
         self.bulk_backlog
@@ -224,6 +245,29 @@ mod tests {
             }),
             frees_slot: false,
         }
+    }
+
+    #[test]
+    fn cancel_inserts_drops_only_queued_inserts_of_that_match() {
+        let mut ch = TableChannel::new(14_144, 9_524, 86_956, 0);
+        ch.push(Lane::Bulk, ins(1));
+        ch.push(Lane::Bulk, ins(2));
+        ch.push(Lane::Urgent, ins(2));
+        ch.push(
+            Lane::Bulk,
+            QueuedOp {
+                op: TableOp::Delete(RuleMatch::Flow(FlowId(2))),
+                frees_slot: false,
+            },
+        );
+        let backlog = ch.bulk_backlog();
+        let mut out = Vec::new();
+        ch.dispatch(0, &mut out);
+        assert_eq!(out.len(), 1, "the urgent insert of flow 2 is in service");
+        assert_eq!(ch.cancel_inserts(RuleMatch::Flow(FlowId(2))), 1);
+        assert_eq!(ch.queued(), 2, "flow 1's insert and flow 2's delete stay");
+        assert_eq!(ch.bulk_backlog(), backlog - ch.insert_time());
+        assert_eq!(ch.cancel_inserts(RuleMatch::Flow(FlowId(2))), 0);
     }
 
     #[test]

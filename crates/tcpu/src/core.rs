@@ -770,6 +770,10 @@ impl Tcpu {
                     e.pin_queued = false;
                     self.free_slots += 1;
                     self.flows.set_placement(idx, Placement::Cpu);
+                    // An insert of this flow still waiting in the channel would otherwise take
+                    // effect after the flow is placed again, beside that placement's own
+                    // insert, and the ASIC would hold more than k entries.
+                    self.channel.cancel_inserts(RuleMatch::Flow(f));
                 }
             }
             RuleMatch::OutPort(p) => self.buf.set_redirect(p, RedirectState::Off),

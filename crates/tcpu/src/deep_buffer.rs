@@ -21,9 +21,10 @@
 //! modelled (times are fixed when a packet arrives, and reserving a link for a packet paced far
 //! in the future would wrongly block other ports); with the defaults (4 x 1 Gb/s links, C =
 //! 1 Gb/s) up to four ports can be paced at C at once without contention. The upward link is
-//! the adapter's (the simulator models it as a link). A packet that would overflow DRAM is dropped (counted with a
-//! reason), as is non-TCP traffic for a port beyond `non_tcp_cap_factor` x C (a token bucket;
-//! paper §3.2.1 gives non-TCP bursts at most 2C of upward bandwidth).
+//! the adapter's ([`crate::model`]: serialisation on the earliest-free internal link). A
+//! packet that would overflow DRAM is dropped (counted with a reason), as is non-TCP traffic
+//! for a port beyond `non_tcp_cap_factor` x C (a token bucket; paper §3.2.1 gives non-TCP
+//! bursts at most 2C of upward bandwidth).
 //!
 //! The R_port state per port lives here too: the core installs R_port when the ASIC reports a
 //! queue at or above Q_redirect and removes it once this module's queue for the port is empty.

@@ -20,7 +20,9 @@
 //! * [`deep_buffer`]: DRAM buffering, CPU/internal-link costs and per-port pacing at C;
 //! * [`long_flows`]: when a flow counts as long and is pinned onto the ASIC;
 //! * [`attack`]: the low-rate burst attack detector;
-//! * [`core`]: [`Tcpu`], which ties them together behind [`Event`] and [`Action`].
+//! * [`core`]: [`Tcpu`], which ties them together behind [`Event`] and [`Action`];
+//! * [`model`]: the simulation adapter ([`model::TcpuModel`], a `tandem-sim` switch model) and
+//!   the experiments behind `tandem reproduce tcpu-*`. The only module that uses `tandem-sim`.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -32,8 +34,10 @@ pub mod core;
 pub mod deep_buffer;
 pub mod flow_table;
 pub mod long_flows;
+pub mod model;
 pub mod types;
 
 pub use crate::config::{ConfigError, TcpuConfig};
 pub use crate::core::{Action, CoreError, DropReason, Event, Tcpu, TcpuStats};
+pub use crate::model::experiments;
 pub use crate::types::{FlowId, PacketRef, Rule, RuleAction, RuleMatch, Time};
