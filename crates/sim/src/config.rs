@@ -65,6 +65,10 @@ pub struct TcpConfig {
     pub cc: CcAlgo,
     /// Mark data packets ECN-capable (ECT(0)) and react to ECE (RFC 3168). Forced on by DCTCP.
     pub ecn: bool,
+    /// Detect a lost retransmission during SACK recovery and send it again (as Linux's
+    /// `tcp_mark_lost_retrans`) instead of waiting for the RTO. Default on, as Linux; ns-3
+    /// 3.37 has no such detection, so turn it off to compare like for like.
+    pub lost_retransmit_detection: bool,
 }
 
 impl Default for TcpConfig {
@@ -84,6 +88,7 @@ impl Default for TcpConfig {
             timestamps: true,
             cc: CcAlgo::NewReno,
             ecn: false,
+            lost_retransmit_detection: true,
         }
     }
 }

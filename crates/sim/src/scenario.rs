@@ -386,6 +386,7 @@ struct RawTcp {
     sack: Option<bool>,
     timestamps: Option<bool>,
     ecn: Option<bool>,
+    lost_retransmit_detection: Option<bool>,
 }
 
 #[derive(Deserialize, Default)]
@@ -1008,6 +1009,7 @@ fn build_tcp(ctx: &Ctx, t: RawTcp) -> Result<TcpConfig, ScenarioError> {
         timestamps: t.timestamps.unwrap_or(d.timestamps),
         cc,
         ecn: t.ecn.unwrap_or(d.ecn) || is_dctcp,
+        lost_retransmit_detection: t.lost_retransmit_detection.unwrap_or(d.lost_retransmit_detection),
     })
 }
 

@@ -163,6 +163,9 @@ fn overrides_apply_and_report_as_set() {
     assert_eq!(sc.switch.queue.marking, Marking::None);
     let sc = parse_with(FULL, &[("flows.1.load", "0.5"), ("duration", "1s")]).unwrap();
     assert_eq!(sc.duration, SEC);
+    assert!(sc.tcp.lost_retransmit_detection);
+    let sc = parse_with(FULL, &[("tcp.lost_retransmit_detection", "false")]).unwrap();
+    assert!(!sc.tcp.lost_retransmit_detection);
     let e = parse_with(FULL, &[("tcp.min_rto", "fast")]).unwrap_err().to_string();
     assert!(e.starts_with("--set: tcp.min_rto: expected a duration"), "{e}");
     let e = parse_with(FULL, &[("flows[5].load", "1")]).unwrap_err().to_string();

@@ -761,7 +761,9 @@ impl TcpEndpoint {
                     self.rxt_sent.clear();
                     self.rxt_lost.clear();
                 } else {
-                    self.detect_lost_rxt();
+                    if self.cfg.lost_retransmit_detection {
+                        self.detect_lost_rxt();
+                    }
                     self.compute_pipe();
                 }
             }
