@@ -62,13 +62,13 @@ enum SimCommand {
     Run {
         /// The scenario file (TOML; see scenarios/ for examples).
         scenario: PathBuf,
-        /// Output folder [default: results/<scenario name>].
+        /// Output folder [default: results/SCENARIO-NAME].
         #[arg(long, value_name = "DIR")]
         out: Option<PathBuf>,
         /// Seed of every random draw (overrides the file's `seed`).
         #[arg(long)]
         seed: Option<u64>,
-        /// Override a value of the file, e.g. --set tcp.min_rto=1ms --set flows[0].load=30%.
+        /// Override a value of the file, e.g. `--set tcp.min_rto=1ms --set flows[0].load=30%`.
         #[arg(long = "set", value_name = "KEY=VALUE", value_parser = sim_cmd::parse_set)]
         sets: Vec<(String, String)>,
         /// No progress bar.

@@ -8,7 +8,7 @@
 //! * Hosts run a TCP ([`tcp`]) that follows RFC 793/5681/6298/6582/2018/3168/8257 closely
 //!   enough to be checked against ns-3 (`bench/ns3/`, `docs/sim/validation.md`).
 //! * Switches are pipelines of match tables and egress queues with priorities, a shared
-//!   buffer, ECN/RED and drop reasons; system crates extend them through [`switch::SwitchHook`].
+//!   buffer, ECN/RED and drop reasons; system crates extend them through [`switch::SwitchModel`].
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]

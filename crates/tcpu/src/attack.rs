@@ -39,7 +39,7 @@
 //! A stronger detector would track each source (not each port) separately, use overlapping or
 //! exponentially-decaying windows, find periodicity with an autocorrelation or spectral test of
 //! the rate signal over a range of candidate periods (as in Sun, Lui and Yau, ICNP 2004, the
-//! paper's reference [15]) rather than comparing with one RTO, and use the ASIC's per-entry
+//! paper's reference \[15\]) rather than comparing with one RTO, and use the ASIC's per-entry
 //! counters to watch traffic that never reaches the CPU.
 
 use crate::config::TcpuConfig;

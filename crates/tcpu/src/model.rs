@@ -36,7 +36,10 @@
 //!   (preamble, FCS, inter-frame gap), so its pacer sends at exactly the port's line rate;
 //!   DRAM is therefore counted in wire bytes (24 bytes per packet more than the frames).
 
+pub mod attack;
+pub mod common;
 pub mod flashcrowd;
+pub mod forwarding;
 
 use crate::config::{ConfigError, TcpuConfig};
 use crate::core::{Action, DropReason, Event, Tcpu};
@@ -91,6 +94,9 @@ struct FlowEntry {
 pub struct ModelStats {
     /// Packets sent up to the CPU.
     pub to_cpu_packets: u64,
+    /// Wire bytes (frame + framing) that reached the CPU over the internal links (counted when
+    /// a packet's last bit is in).
+    pub to_cpu_bytes: u64,
     /// Packets the ASIC forwarded by a rule (flow entry, long-flow pin).
     pub asic_rule_packets: u64,
     /// Packets the CPU sent back to the ASIC.
@@ -416,17 +422,20 @@ impl SwitchModel for TcpuModel {
                 port,
                 bytes,
                 is_tcp,
-            } => self.feed(
-                cx,
-                Event::PacketToCpu {
-                    pkt: PacketRef(u64::from(pkt.0)),
-                    flow,
-                    src,
-                    port,
-                    bytes,
-                    is_tcp,
-                },
-            ),
+            } => {
+                self.stats.to_cpu_bytes += u64::from(bytes);
+                self.feed(
+                    cx,
+                    Event::PacketToCpu {
+                        pkt: PacketRef(u64::from(pkt.0)),
+                        flow,
+                        src,
+                        port,
+                        bytes,
+                        is_tcp,
+                    },
+                )
+            }
             Deferred::Install(rule) => self.apply_install(cx, rule),
             Deferred::Remove(m) => self.apply_remove(cx.now, m),
             Deferred::ReadCounters => {
@@ -460,6 +469,7 @@ impl SwitchModel for TcpuModel {
         let s = self.stats;
         [
             ("tcpu_to_cpu_packets", s.to_cpu_packets as f64),
+            ("tcpu_to_cpu_bytes", s.to_cpu_bytes as f64),
             ("tcpu_from_cpu_packets", s.from_cpu_packets as f64),
             ("tcpu_asic_rule_packets", s.asic_rule_packets as f64),
             ("tcpu_drops_dram_full", s.drops_dram_full as f64),
@@ -491,7 +501,7 @@ impl SwitchModel for TcpuModel {
 
 /// The crate's experiments for `tandem reproduce`.
 pub fn experiments() -> Vec<tandem_sim::experiment::Experiment> {
-    vec![flashcrowd::EXPERIMENT]
+    vec![flashcrowd::EXPERIMENT, attack::EXPERIMENT, forwarding::EXPERIMENT]
 }
 
 #[cfg(test)]
@@ -653,6 +663,9 @@ mod tests {
             "every held packet sent back"
         );
         assert!(r["tcpu_peak_dram_bytes"] > 0.0);
+        // Wire bytes up: between a bare ACK (64 + 24) and a full frame (1514 + 24) per packet.
+        let (up_bytes, up_pkts) = (r["tcpu_to_cpu_bytes"], r["tcpu_to_cpu_packets"]);
+        assert!(up_bytes >= 88.0 * up_pkts && up_bytes <= 1538.0 * up_pkts, "{r:?}");
         assert!(r["tcpu_rport_seconds"] > 0.0);
         assert_eq!(r["tcpu_op_failures"] + r["tcpu_core_errors"], 0.0);
         for (_, res, _) in sim.flow_results() {

@@ -7,34 +7,25 @@
 //! setups: TCP with the deep buffer (the [`TcpuModel`] on the switch), TCP without it and DCTCP
 //! without it (a plain switch).
 
+use super::common::{self, write};
 use super::{TcpuModel, SIM_CLASSES};
 use crate::config::TcpuConfig;
-use tandem_sim::config::{
-    BufferConfig, CcAlgo, DelayedAck, Forwarding, LinkConfig, Marking, QueueConfig, SwitchConfig, TcpConfig,
-};
+use tandem_sim::config::{CcAlgo, DelayedAck, Marking, SwitchConfig, TcpConfig};
 use tandem_sim::experiment::{Experiment, ExperimentCtx, ExperimentError, Report, Row, Target};
 use tandem_sim::packet::{FlowId, NodeId};
 use tandem_sim::plot;
 use tandem_sim::report::quantile;
 use tandem_sim::sim::{Sim, SimOptions};
 use tandem_sim::time::{as_secs, Time, MS, SEC, US};
-use tandem_sim::topology::{NodeKind, Topology};
 use tandem_sim::workload::{FlowKind, FlowSpec};
 
-/// Ports of the switch (paper §4: 16 x GbE).
-pub const PORTS: u32 = 16;
-/// Port speed (1 Gb/s).
-pub const PORT_BPS: u64 = 1_000_000_000;
+pub use super::common::{FULL_FRAME, LINK_DELAY, PORTS, PORT_BPS, Q_LIMIT};
 /// Response size (paper §4: 256 KB).
 pub const RESPONSE_BYTES: u64 = 256 * 1024;
 /// Request size (**ours**: an HTTP GET of a few hundred bytes).
 pub const REQUEST_BYTES: u64 = 200;
-/// Q_limit in packets (paper §4).
-pub const Q_LIMIT: u32 = 100;
 /// ECN marking threshold K in packets (paper §4).
 pub const ECN_K_PKTS: u64 = 20;
-/// One-way delay of every link (**ours**: 25 us, a 100 us base RTT).
-pub const LINK_DELAY: Time = 25 * US;
 /// Longest simulated time a run may take before it is cut off.
 pub const HORIZON: Time = 120 * SEC;
 /// The NR values of Figure 5.
@@ -106,23 +97,13 @@ pub fn tcpu_config() -> TcpuConfig {
     }
 }
 
-/// A full-sized frame on the wire (MSS + 40 bytes of TCP/IP + 14 of Ethernet).
-const FULL_FRAME: u64 = 1460 + 40 + 14;
-
 fn switch_config(setup: Setup) -> SwitchConfig {
-    SwitchConfig {
-        queue: QueueConfig {
-            classes: if setup == Setup::TcpDeepBuffer { SIM_CLASSES } else { 1 },
-            limit_packets: Q_LIMIT,
-            limit_bytes: 0,
-            marking: Marking::Threshold {
-                k_bytes: ECN_K_PKTS * FULL_FRAME,
-            },
+    common::switch_config(
+        setup == Setup::TcpDeepBuffer,
+        Marking::Threshold {
+            k_bytes: ECN_K_PKTS * FULL_FRAME,
         },
-        buffer: BufferConfig::Dedicated,
-        forwarding: Forwarding::StoreAndForward,
-        pipeline_latency: 0,
-    }
+    )
 }
 
 /// The flash crowd: `nr` requests from the first host, one every `1 s / nr`, round-robin over
@@ -202,25 +183,11 @@ pub fn run_setup(setup: Setup, nr: u32) -> Result<Outcome, ExperimentError> {
     if nr == 0 {
         return Err(ExperimentError("tcpu-flashcrowd: NR must be at least 1".into()));
     }
-    let link = LinkConfig {
-        rate_bps: PORT_BPS,
-        delay: LINK_DELAY,
-        framing_overhead: 24,
-    };
-    let topo = Topology::star(PORTS, link).map_err(|e| ExperimentError(format!("tcpu-flashcrowd: {e}")))?;
-    let hosts = topo.hosts().to_vec();
-    let sw = *topo
-        .switches()
-        .first()
-        .ok_or_else(|| ExperimentError("tcpu-flashcrowd: no switch".into()))?;
-    let host_queue = QueueConfig {
-        limit_packets: 10_000,
-        ..QueueConfig::default()
-    };
+    let (topo, hosts, sw) = common::testbed(PORTS, "tcpu-flashcrowd")?;
     let mut sim = Sim::new(
         &topo,
         switch_config(setup),
-        host_queue,
+        common::host_queue(),
         tcp_config(setup),
         workload(&hosts, nr),
         1,
@@ -266,17 +233,10 @@ pub fn run_setup(setup: Setup, nr: u32) -> Result<Outcome, ExperimentError> {
         }
     }
     o.rft.sort_by(f64::total_cmp);
-    for n in sim.nodes().iter().filter(|n| n.kind == NodeKind::Switch) {
-        o.drops += n.ports.iter().map(|p| p.queues.stats.dropped()).sum::<u64>();
-    }
+    o.drops += common::switch_drops(&sim);
     if let Some(m) = sim.model(sw) {
         o.model_report = m.report();
-        let get = |k: &str| {
-            o.model_report
-                .iter()
-                .find(|(n, _)| n == k)
-                .map_or(0, |(_, v)| *v as u64)
-        };
+        let get = |k: &str| common::counter(&o.model_report, k) as u64;
         o.cpu_drops = get("tcpu_drops_dram_full") + get("tcpu_drops_non_tcp");
         o.peak_dram = get("tcpu_peak_dram_bytes");
         o.rport_installs = get("tcpu_rport_installs");
@@ -284,11 +244,6 @@ pub fn run_setup(setup: Setup, nr: u32) -> Result<Outcome, ExperimentError> {
     }
     o.drops += o.cpu_drops;
     Ok(o)
-}
-
-fn write(ctx: &ExperimentCtx<'_>, name: &str, text: &str) -> Result<(), ExperimentError> {
-    let p = ctx.path(name);
-    std::fs::write(&p, text).map_err(|e| ExperimentError(format!("{}: {e}", p.display())))
 }
 
 fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
@@ -445,11 +400,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
     }
     write(ctx, "table1.csv", &t1)?;
     if let Some(db) = at(Setup::TcpDeepBuffer) {
-        let mut m = String::from("counter,value\n");
-        for (k, v) in &db.model_report {
-            m.push_str(&format!("{k},{v}\n"));
-        }
-        write(ctx, "tcpu-counters.csv", &m)?;
+        write(ctx, "tcpu-counters.csv", &common::counters_csv(&db.model_report))?;
     }
     rep.files = vec![
         "fig5.png".into(),
