@@ -1,5 +1,6 @@
 //! `tandem`: the command line of the Tandem hybrid-switching platform.
 
+mod analyze_cmd;
 mod error;
 mod pcap_cmd;
 mod progress;
@@ -31,6 +32,9 @@ enum Command {
     /// Run packet-level simulations described by scenario files (docs/sim/scenarios.md).
     #[command(subcommand)]
     Sim(SimCommand),
+    /// Analyse flow records (offline studies from the papers).
+    #[command(subcommand)]
+    Analyze(AnalyzeCommand),
     /// Run a built-in experiment and compare it with the paper (or ns-3) it reproduces.
     ///
     /// Writes CSV, PNG plots and results.md (a reference-vs-measured table) into the output
@@ -50,6 +54,32 @@ enum Command {
         #[arg(long, value_name = "DIR")]
         out: Option<PathBuf>,
         /// No progress display.
+        #[arg(long, short)]
+        quiet: bool,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum AnalyzeCommand {
+    /// Active flows and the traffic offload ratio (TFOR: share of bytes in the top k flows)
+    /// per interval, with their CCDFs (TCPU paper, Figures 1 and 2), as CSV + PNG.
+    ///
+    /// A flow record gives only first/last time and bytes, so each flow's bytes are spread
+    /// uniformly over its lifetime; a trace is first cut into flows as `tandem pcap flows`
+    /// does (60 s idle timeout).
+    Offload {
+        /// A flow CSV from `tandem pcap flows --csv`, or a pcap/pcapng trace.
+        flows: PathBuf,
+        /// Flows offloaded per interval (a comma-separated list).
+        #[arg(long, value_delimiter = ',', default_value = "2048,4096", value_name = "K,...")]
+        k: Vec<usize>,
+        /// Interval length.
+        #[arg(long, default_value = "1s", value_parser = units::parse_duration_ns, value_name = "DURATION")]
+        interval: u64,
+        /// Output folder [default: results/offload-FILE-STEM].
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+        /// No progress bar.
         #[arg(long, short)]
         quiet: bool,
     },
@@ -162,6 +192,13 @@ fn run(cli: Cli) -> Result<(), CliError> {
             quiet,
         }) => sim_cmd::run(&scenario, out.as_deref(), seed, &sets, quiet),
         Command::Sim(SimCommand::Check { scenario, seed, sets }) => sim_cmd::check(&scenario, seed, &sets),
+        Command::Analyze(AnalyzeCommand::Offload {
+            flows,
+            k,
+            interval,
+            out,
+            quiet,
+        }) => analyze_cmd::offload(&flows, &k, interval, out.as_deref(), quiet),
         Command::Reproduce { list: true, .. } => sim_cmd::list(),
         Command::Reproduce {
             name,

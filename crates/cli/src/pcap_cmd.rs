@@ -81,6 +81,70 @@ fn proto(p: IpProtocol) -> String {
     p.to_string()
 }
 
+/// What [`scan_flows`] counted.
+pub struct ScanCounts {
+    /// Packets read.
+    pub packets: u64,
+    /// Packets that were not IPv4.
+    pub non_ipv4: u64,
+    /// Flows closed early because the table was full.
+    pub evictions: u64,
+}
+
+/// Folds every packet of `reader` into flow records (ended by `timeout_ns` idle, at most
+/// `max_flows` open), handing each record to `emit` as it ends; the loop of `tandem pcap flows`.
+fn scan_flows(
+    reader: &mut Reader,
+    file: &Path,
+    timeout_ns: u64,
+    max_flows: usize,
+    progress: &Progress,
+    emit: &mut impl FnMut(FlowRecord),
+) -> Result<ScanCounts, CliError> {
+    let mut table = FlowTable::new(FlowConfig {
+        idle_timeout_ns: timeout_ns,
+        max_flows,
+    });
+    let (mut packets, mut non_ipv4) = (0u64, 0u64);
+    while let Some(pkt) = reader.next_packet() {
+        let pkt = pkt.map_err(|e| trace_error(file, e))?;
+        packets += 1;
+        let s = decode::summarize(pkt.linktype, pkt.data);
+        match s.ipv4 {
+            Some(ip) => table.observe(
+                pkt.ts_ns,
+                FlowKey::of(&ip, s.vlan),
+                pkt.orig_len,
+                ip.l4_payload_len,
+                ip.tcp_flags,
+                emit,
+            ),
+            None => non_ipv4 += 1,
+        }
+        if packets % TICK == 0 {
+            progress.tick(packets);
+        }
+    }
+    let evictions = table.evictions();
+    table.finish(emit);
+    Ok(ScanCounts {
+        packets,
+        non_ipv4,
+        evictions,
+    })
+}
+
+/// Flow records of a pcap/pcapng trace, extracted exactly as `tandem pcap flows` does.
+pub fn trace_flows(file: &Path, timeout_ns: u64, max_flows: usize, quiet: bool) -> Result<Vec<FlowRecord>, CliError> {
+    let (mut reader, progress) = open(file, quiet)?;
+    let mut out = Vec::new();
+    scan_flows(&mut reader, file, timeout_ns, max_flows, &progress, &mut |r| {
+        out.push(r)
+    })?;
+    progress.finish();
+    Ok(out)
+}
+
 /// `tandem pcap flows`.
 pub fn flows(file: &Path, csv: Option<&Path>, timeout_ns: u64, max_flows: usize, quiet: bool) -> Result<(), CliError> {
     let (mut reader, progress) = open(file, quiet)?;
@@ -105,42 +169,24 @@ pub fn flows(file: &Path, csv: Option<&Path>, timeout_ns: u64, max_flows: usize,
     };
 
     let started = Instant::now();
-    let mut table = FlowTable::new(FlowConfig {
-        idle_timeout_ns: timeout_ns,
-        max_flows,
-    });
     let mut counts = [0u64; 3];
     let mut write_err: Option<std::io::Error> = None;
-    let mut emit = |r: FlowRecord| {
-        counts[r.end as usize] += 1;
-        if write_err.is_none() {
-            if let Err(e) = sink.write(&r) {
-                write_err = Some(e);
+    let scan = scan_flows(
+        &mut reader,
+        file,
+        timeout_ns,
+        max_flows,
+        &progress,
+        &mut |r: FlowRecord| {
+            counts[r.end as usize] += 1;
+            if write_err.is_none() {
+                if let Err(e) = sink.write(&r) {
+                    write_err = Some(e);
+                }
             }
-        }
-    };
-    let (mut packets, mut non_ipv4) = (0u64, 0u64);
-    while let Some(pkt) = reader.next_packet() {
-        let pkt = pkt.map_err(|e| trace_error(file, e))?;
-        packets += 1;
-        let s = decode::summarize(pkt.linktype, pkt.data);
-        match s.ipv4 {
-            Some(ip) => table.observe(
-                pkt.ts_ns,
-                FlowKey::of(&ip, s.vlan),
-                pkt.orig_len,
-                ip.l4_payload_len,
-                ip.tcp_flags,
-                &mut emit,
-            ),
-            None => non_ipv4 += 1,
-        }
-        if packets % TICK == 0 {
-            progress.tick(packets);
-        }
-    }
-    let evictions = table.evictions();
-    table.finish(&mut emit);
+        },
+    )?;
+    let (packets, non_ipv4, evictions) = (scan.packets, scan.non_ipv4, scan.evictions);
     progress.finish();
     if let Some(e) = write_err {
         return Err(write_error(out_path, e));

@@ -160,3 +160,60 @@ fn tshark_finds_nothing_wrong_in_the_sample() {
     assert!(o.status.success(), "{}", text(&o.stderr));
     assert!(o.stdout.is_empty(), "tshark flags:\n{}", text(&o.stdout));
 }
+
+#[test]
+fn analyze_offload_reads_traces_and_flow_csvs_alike() {
+    let s = Scratch::new("cli-offload");
+    let csv = s.join("flows.csv");
+    let o = tandem(&["pcap", "flows", &sample(), "--csv", csv.to_str().unwrap(), "-q"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let (from_pcap, from_csv) = (s.join("pcap"), s.join("csv"));
+    for (input, out) in [(sample(), &from_pcap), (csv.display().to_string(), &from_csv)] {
+        let o = tandem(&[
+            "analyze",
+            "offload",
+            &input,
+            "--k",
+            "4,16",
+            "--interval",
+            "5ms",
+            "--out",
+            out.to_str().unwrap(),
+            "-q",
+        ]);
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        let so = text(&o.stdout);
+        assert!(so.contains("158 flows") && so.contains("k = 16"), "{so}");
+        for f in [
+            "intervals.csv",
+            "active-flows-ccdf.csv",
+            "active-flows-ccdf.png",
+            "tfor-ccdf.csv",
+            "tfor-ccdf.png",
+        ] {
+            assert!(out.join(f).is_file(), "{f} missing");
+        }
+    }
+    let a = std::fs::read_to_string(from_pcap.join("intervals.csv")).unwrap();
+    assert_eq!(a, std::fs::read_to_string(from_csv.join("intervals.csv")).unwrap());
+    assert!(a.starts_with("start_s,active_flows,bytes,tfor_k4,tfor_k16\n"), "{a}");
+    // Every TFOR is a share; a larger k never offloads less.
+    for line in a.lines().skip(1) {
+        let c: Vec<f64> = line.split(',').skip(3).map(|v| v.parse().unwrap()).collect();
+        assert!(c.iter().all(|t| (0.0..=1.0).contains(t)) && c[0] <= c[1], "{line}");
+    }
+    // Bad input: one line, exit 2.
+    for args in [
+        vec!["analyze", "offload", "Cargo.toml"],
+        vec!["analyze", "offload", csv.to_str().unwrap(), "--k", "0"],
+        vec!["analyze", "offload", s.join("missing.csv").to_str().unwrap()],
+    ] {
+        let o = Command::new(env!("CARGO_BIN_EXE_tandem"))
+            .args(&args)
+            .current_dir(repo())
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert_eq!(text(&o.stderr).trim().lines().count(), 1, "{args:?}");
+    }
+}

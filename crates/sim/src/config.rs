@@ -146,8 +146,13 @@ pub enum Marking {
 pub struct QueueConfig {
     /// Strict-priority classes (1 to 8); class 0 is served first.
     pub classes: u8,
-    /// Most packets a class queue may hold (0 = no packet limit).
+    /// Most packets a class queue may hold (0 = no packet limit), unless
+    /// `class_limit_packets` overrides it for that class.
     pub limit_packets: u32,
+    /// Per-class override of `limit_packets`: `Some(n)` gives class `i` a limit of `n` packets
+    /// (0 = no packet limit), `None` (the default, for every class) keeps `limit_packets`.
+    /// Used, for example, by TCPU's long-flow class (Q_lflows = 50 below Q_limit = 100).
+    pub class_limit_packets: [Option<u32>; 8],
     /// Most bytes a class queue may hold (0 = no byte limit).
     pub limit_bytes: u64,
     /// ECN marking / AQM, applied per class queue.
@@ -159,9 +164,22 @@ impl Default for QueueConfig {
         QueueConfig {
             classes: 1,
             limit_packets: 100,
+            class_limit_packets: [None; 8],
             limit_bytes: 0,
             marking: Marking::None,
         }
+    }
+}
+
+impl QueueConfig {
+    /// The packet limit of class `class` (0 = none): its `class_limit_packets` override, else
+    /// `limit_packets`.
+    pub fn packet_limit(&self, class: u8) -> u32 {
+        self.class_limit_packets
+            .get(usize::from(class))
+            .copied()
+            .flatten()
+            .unwrap_or(self.limit_packets)
     }
 }
 

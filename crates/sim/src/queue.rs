@@ -233,8 +233,8 @@ impl EgressQueues {
             + self.watch_packets.partition_point(|&l| l <= self.total_packets)
     }
 
-    /// Offers a packet to class `class` (clamped to the last class). Applies the queue's
-    /// limits, the shared buffer's admission and the marking policy; on admission the packet
+    /// Offers a packet to class `class` (clamped to the last class). Applies the class's
+    /// limits ([`QueueConfig::packet_limit`], `limit_bytes`), the shared buffer's admission and the marking policy; on admission the packet
     /// may be marked CE in place.
     pub fn enqueue(
         &mut self,
@@ -248,7 +248,8 @@ impl EgressQueues {
         let ci = usize::from(pkt.class).min(self.classes.len() - 1);
         let size = u64::from(pkt.size);
         let cq = &self.classes[ci];
-        let verdict = if self.cfg.limit_packets > 0 && cq.q.len() as u64 >= u64::from(self.cfg.limit_packets) {
+        let limit_packets = self.cfg.packet_limit(ci as u8);
+        let verdict = if limit_packets > 0 && cq.q.len() as u64 >= u64::from(limit_packets) {
             Err(DropReason::QueuePackets)
         } else if self.cfg.limit_bytes > 0 && cq.bytes + size > self.cfg.limit_bytes {
             Err(DropReason::QueueBytes)
@@ -390,6 +391,43 @@ mod tests {
         assert_eq!(q.dequeue(1, &mut buf).unwrap().pkt, PacketId(0));
         assert_eq!(q.stats.drops, vec![(DropReason::QueuePackets, 1, 100)]);
         assert_eq!(q.bytes(), 100);
+    }
+
+    #[test]
+    fn per_class_packet_limits_override_the_common_one() {
+        let mut cfg = QueueConfig {
+            classes: 3,
+            limit_packets: 4,
+            ..QueueConfig::default()
+        };
+        cfg.class_limit_packets[1] = Some(2);
+        cfg.class_limit_packets[2] = Some(0);
+        assert_eq!(
+            (cfg.packet_limit(0), cfg.packet_limit(1), cfg.packet_limit(2)),
+            (4, 2, 0)
+        );
+        assert_eq!(
+            cfg.packet_limit(200),
+            4,
+            "a class beyond the array keeps the common limit"
+        );
+        let mut q = EgressQueues::new(cfg);
+        let mut buf = SharedBuffer::new(BufferConfig::Dedicated);
+        let mut rng = Pcg64::seed_from_u64(1);
+        let mut admitted = [0u32; 3];
+        for class in 0..3u8 {
+            for i in 0..10 {
+                let mut p = pkt(100, class, Ecn::NotEct);
+                let id = PacketId(u32::from(class) * 100 + i);
+                if let Admission::Queued { .. } = q.enqueue(id, &mut p, 0, 0, &mut buf, &mut rng) {
+                    admitted[usize::from(class)] += 1;
+                }
+            }
+        }
+        // Class 0: the common 4; class 1: its own 2; class 2: 0 = no packet limit.
+        assert_eq!(admitted, [4, 2, 10]);
+        assert_eq!(q.stats.drops, vec![(DropReason::QueuePackets, 14, 1400)]);
+        assert_eq!(QueueConfig::default().packet_limit(5), 100, "default: no overrides");
     }
 
     #[test]

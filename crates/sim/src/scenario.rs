@@ -327,6 +327,7 @@ enum RawForwarding {
 struct RawQueue {
     classes: Option<u8>,
     limit_packets: Option<u32>,
+    class_limits_packets: Option<Vec<u32>>,
     limit_bytes: Option<SizeArg>,
     marking: Option<toml::Value>,
 }
@@ -864,9 +865,23 @@ fn build_queue(ctx: &Ctx, q: RawQueue, at: &[Seg], base: QueueConfig) -> Result<
             }
         }
     };
+    let mut class_limit_packets = base.class_limit_packets;
+    if let Some(list) = q.class_limits_packets {
+        if list.len() > usize::from(classes) {
+            return Err(ctx.err(
+                &key(at, "class_limits_packets"),
+                format!("{} limits for {classes} classes", list.len()),
+            ));
+        }
+        class_limit_packets = [None; 8];
+        for (slot, v) in class_limit_packets.iter_mut().zip(list) {
+            *slot = Some(v);
+        }
+    }
     Ok(QueueConfig {
         classes,
         limit_packets: q.limit_packets.unwrap_or(base.limit_packets),
+        class_limit_packets,
         limit_bytes: q.limit_bytes.map(|s| s.0).unwrap_or(base.limit_bytes),
         marking,
     })

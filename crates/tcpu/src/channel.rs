@@ -4,12 +4,16 @@
 //!
 //! The model is a single serial server. An operation occupies the channel for `1 / rate` of its
 //! kind (70.7 us per insert, 105 us per delete, 11.5 us per counter read) and takes effect
-//! [`crate::TcpuConfig::rule_setup_latency`] after it leaves the channel. Two lanes feed it:
-//! the **urgent** lane (R_port, long-flow pins, attack rules) always goes first; the **bulk**
-//! lane carries the periodic swap plan and counter reads. Operations are only started when the
-//! channel is free at the current time (the core asks to be woken when it frees up), so an
-//! urgent operation waits at most for the one operation in service: at most 105 us, well
-//! within the 20-packet headroom of a 1 Gb/s port (240 us).
+//! [`crate::TcpuConfig::rule_setup_latency`] after it leaves the channel. Three lanes feed it,
+//! served in this order: the **urgent** lane (R_port, long-flow pins, attack rules), the
+//! **placement** lane (a new flow taking a free or inactive TCAM slot, paper §3.1) and the
+//! **bulk** lane (the periodic swap plan and counter reads). Operations are only started when
+//! the channel is free at the current time (the core asks to be woken when it frees up), and a
+//! ranking's counter read is split into batches of
+//! [`crate::TcpuConfig::counter_read_batch`] entries (8 by default: 92 us), so an urgent
+//! operation waits at most for the one operation in service: at most 105 us (a delete), well
+//! within the 20-packet headroom of a 1 Gb/s port (240 us); a new flow's placement waits at
+//! most that plus the urgent work, not for a whole table read (20.6 ms for 1,792 entries).
 //!
 //! Because service times are constant per kind and the latency is the same for all, operations
 //! take effect in the order they start: a delete queued before an insert has taken effect by
@@ -25,10 +29,12 @@ pub enum TableOp {
     Insert(Rule),
     /// Delete the rule with this match.
     Delete(RuleMatch),
-    /// Read the byte counters of `entries` flow entries.
+    /// Read the byte counters of `entries` flow entries: one batch of a ranking's table read.
     ReadCounters {
         /// How many counters are read (each costs one counter-read slot).
         entries: u32,
+        /// The last batch of the read: when it takes effect, all counters are reported.
+        last: bool,
     },
 }
 
@@ -47,7 +53,9 @@ pub struct QueuedOp {
 pub enum Lane {
     /// R_port, long-flow pins, attack rules: served first.
     Urgent,
-    /// The swap plan, new-flow placement and counter reads.
+    /// New flows taking a free or inactive slot: served after the urgent lane.
+    Placement,
+    /// The swap plan and counter reads: served last.
     Bulk,
 }
 
@@ -82,6 +90,7 @@ pub struct TableChannel {
     latency: Time,
     busy_until: Time,
     urgent: VecDeque<QueuedOp>,
+    placement: VecDeque<QueuedOp>,
     bulk: VecDeque<QueuedOp>,
     bulk_backlog: Time,
     inflight: VecDeque<Dispatched>,
@@ -99,6 +108,7 @@ impl TableChannel {
             latency,
             busy_until: 0,
             urgent: VecDeque::new(),
+            placement: VecDeque::new(),
             bulk: VecDeque::new(),
             bulk_backlog: 0,
             inflight: VecDeque::new(),
@@ -111,7 +121,7 @@ impl TableChannel {
         match op {
             TableOp::Insert(_) => self.insert_t,
             TableOp::Delete(_) => self.delete_t,
-            TableOp::ReadCounters { entries } => self.read_t.saturating_mul(Time::from(*entries)),
+            TableOp::ReadCounters { entries, .. } => self.read_t.saturating_mul(Time::from(*entries)),
         }
     }
 
@@ -129,6 +139,7 @@ impl TableChannel {
     pub fn push(&mut self, lane: Lane, op: QueuedOp) {
         match lane {
             Lane::Urgent => self.urgent.push_back(op),
+            Lane::Placement => self.placement.push_back(op),
             Lane::Bulk => {
                 self.bulk_backlog = self.bulk_backlog.saturating_add(self.service(&op.op));
                 self.bulk.push_back(op);
@@ -142,13 +153,14 @@ impl TableChannel {
         self.bulk.push_front(op);
     }
 
-    /// Drops the queued (not yet started) inserts with this match from both lanes and returns
+    /// Drops the queued (not yet started) inserts with this match from every lane and returns
     /// how many there were. Used when the ASIC refuses a flow's entry: an insert of it still
     /// waiting must not take effect later, after the flow's slot has been given back.
     pub fn cancel_inserts(&mut self, m: RuleMatch) -> usize {
         let hit = |op: &QueuedOp| matches!(op.op, TableOp::Insert(r) if r.matches == m);
-        let before = self.urgent.len() + self.bulk.len();
+        let before = self.urgent.len() + self.placement.len() + self.bulk.len();
         self.urgent.retain(|op| !hit(op));
+        self.placement.retain(|op| !hit(op));
         let mut freed: Time = 0;
         let insert_t = self.insert_t;
         self.bulk.retain(|op| {
@@ -160,7 +172,13 @@ impl TableChannel {
             }
         });
         self.bulk_backlog = self.bulk_backlog.saturating_sub(freed);
-        before - self.urgent.len() - self.bulk.len()
+        before - self.urgent.len() - self.placement.len() - self.bulk.len()
+    }
+
+    /// Whether an insert with this match waits in a lane (not yet started).
+    pub fn has_queued_insert(&self, m: RuleMatch) -> bool {
+        let hit = |op: &QueuedOp| matches!(op.op, TableOp::Insert(r) if r.matches == m);
+        self.urgent.iter().chain(&self.placement).chain(&self.bulk).any(hit)
     }
 
     /// Channel time booked by bulk operations not yet started.
@@ -173,11 +191,14 @@ impl TableChannel {
         self.busy_until.saturating_sub(now)
     }
 
-    /// Starts queued operations while the channel is free at `now` (urgent lane first) and
+    /// Starts queued operations while the channel is free at `now` (urgent lane first, then
+    /// placement, then bulk) and
     /// appends them to `out`; they are also kept in flight until [`TableChannel::pop_done`].
     pub fn dispatch(&mut self, now: Time, out: &mut Vec<Dispatched>) {
         while self.busy_until <= now {
             let op = if let Some(op) = self.urgent.pop_front() {
+                op
+            } else if let Some(op) = self.placement.pop_front() {
                 op
             } else if let Some(op) = self.bulk.pop_front() {
                 self.bulk_backlog = self.bulk_backlog.saturating_sub(self.service(&op.op));
@@ -192,7 +213,7 @@ impl TableChannel {
             match op.op {
                 TableOp::Insert(_) => self.stats.inserts += 1,
                 TableOp::Delete(_) => self.stats.deletes += 1,
-                TableOp::ReadCounters { entries } => self.stats.counters_read += u64::from(entries),
+                TableOp::ReadCounters { entries, .. } => self.stats.counters_read += u64::from(entries),
             }
             let d = Dispatched { op, start, done };
             self.inflight.push_back(d);
@@ -213,16 +234,16 @@ impl TableChannel {
     /// freeing up while operations wait.
     pub fn next_event(&self) -> Option<Time> {
         let done = self.inflight.front().map(|d| d.done);
-        let free = (!self.urgent.is_empty() || !self.bulk.is_empty()).then_some(self.busy_until);
+        let free = (self.queued() > 0).then_some(self.busy_until);
         match (done, free) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }
     }
 
-    /// Operations waiting in both lanes.
+    /// Operations waiting in all lanes.
     pub fn queued(&self) -> usize {
-        self.urgent.len() + self.bulk.len()
+        self.urgent.len() + self.placement.len() + self.bulk.len()
     }
 
     /// Counts of operations started so far.

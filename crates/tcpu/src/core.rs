@@ -398,7 +398,9 @@ impl Tcpu {
             out.push(match d.op.op {
                 TableOp::Insert(rule) => Action::InstallRule { rule, at: d.done },
                 TableOp::Delete(matches) => Action::RemoveRule { matches, at: d.done },
-                TableOp::ReadCounters { .. } => Action::ReadCounters { at: d.done },
+                TableOp::ReadCounters { last: true, .. } => Action::ReadCounters { at: d.done },
+                // An earlier batch of a table read: it only occupies the channel.
+                TableOp::ReadCounters { last: false, .. } => continue,
             });
         }
         for src in self.pending_shapes.drain(..) {
@@ -516,10 +518,20 @@ impl Tcpu {
             self.rank(now);
         } else if members > 0 {
             self.awaiting_counters = true;
-            self.channel.push_bulk_front(QueuedOp {
-                op: TableOp::ReadCounters { entries: members },
-                frees_slot: false,
-            });
+            // In batches, so that urgent and placement operations can go between them; pushed
+            // to the front of the bulk lane last batch first, so they start in order.
+            let batch = self.cfg.counter_read_batch.max(1);
+            let batches = members.div_ceil(batch);
+            for i in (0..batches).rev() {
+                let entries = if i + 1 == batches { members - i * batch } else { batch };
+                self.channel.push_bulk_front(QueuedOp {
+                    op: TableOp::ReadCounters {
+                        entries,
+                        last: i + 1 == batches,
+                    },
+                    frees_slot: false,
+                });
+            }
         } else {
             self.rank(now);
         }
@@ -706,7 +718,7 @@ impl Tcpu {
     fn place_new_flow(&mut self, now: Time, idx: u32) {
         if self.free_slots > 0 {
             self.stats.free_slot_inserts += 1;
-            self.move_in(Lane::Bulk, idx, None);
+            self.move_in(Lane::Placement, idx, None);
             return;
         }
         while let Some(v) = self.inactive.pop() {
@@ -717,7 +729,7 @@ impl Tcpu {
             });
             if ok {
                 self.stats.inactive_swaps += 1;
-                self.move_in(Lane::Bulk, idx, Some(v));
+                self.move_in(Lane::Placement, idx, Some(v));
                 return;
             }
         }
@@ -763,6 +775,13 @@ impl Tcpu {
         self.stats.op_failures += 1;
         match m {
             RuleMatch::Flow(f) => {
+                // A refusal cannot be about an insert that has not started: with one of this
+                // flow's inserts still queued, the report is stale (about an earlier
+                // placement) and the queued insert, whose slot is only free once the delete
+                // paired with it has run, stands.
+                if self.channel.has_queued_insert(m) {
+                    return;
+                }
                 let Some(idx) = self.flows.find(f) else { return };
                 let Some(e) = self.flows.get_mut(idx) else { return };
                 if matches!(e.placement, Placement::Inserting | Placement::Asic) {

@@ -13,6 +13,8 @@
 //! actions into table writes, packet sends and timers.
 //!
 //! Modules, one policy each:
+//! * [`analysis`]: offline active-flow and traffic-offload-ratio analysis of flow records
+//!   (`tandem analyze offload`);
 //! * [`config`]: every threshold, its default and where the default comes from;
 //! * [`types`]: time helpers, flow and packet handles, ASIC rules;
 //! * [`channel`]: the rate-limited ASIC table-operation channel (insert, delete, counter read);
@@ -27,6 +29,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod analysis;
 pub mod attack;
 pub mod channel;
 pub mod config;

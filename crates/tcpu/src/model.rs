@@ -29,9 +29,20 @@
 //!   ([`SwitchModel::watch_packet_levels`]) and reports the queue length in packets at every
 //!   crossing, up and down, as [`Event::QueueLength`].
 //! * **Classes.** The switch should have [`SIM_CLASSES`] strict-priority classes: traffic the
-//!   CPU sends back goes into [`CPU_CLASS`] (0, served first, paper §3.2.2), pinned long flows
-//!   into [`LONG_CLASS`], everything else into [`NORMAL_CLASS`]. The simulator applies one
-//!   packet limit to every class queue, so Q_lflows is not modelled as a separate limit.
+//!   CPU sends back goes into [`CPU_CLASS`] (0, served first, paper §3.2.2), everything else
+//!   into [`NORMAL_CLASS`] (1), pinned long flows into [`LONG_CLASS`] (2, served last). The
+//!   paper gives pinned flows a high-priority *rule* (it beats R_port) and their own queue; it
+//!   does not say how that queue is scheduled against the others. We serve it last (**ours**):
+//!   served first, backlogged long flows would starve the normal queue for good (packets
+//!   stuck there keep it above Q_redirect, so R_port flaps, and the flow's own packets queued
+//!   before its pin are overtaken by its later ones), while served last the packets a flow
+//!   queued before its pin leave first and short flows keep their latency. The long-flow class has its own
+//!   packet limit Q_lflows when the switch's queues come from [`queue_config`] (the simulator's
+//!   per-class limit `QueueConfig::class_limit_packets`); a switch configured otherwise applies
+//!   its common limit to pinned flows too.
+//! * **Overtakes.** A packet the ASIC forwards by a rule while packets of the same core flow are
+//!   still held by the CPU side (upward links or DRAM) overtakes them: the reordering that moving
+//!   a flow from the CPU to the ASIC causes, counted in [`ModelStats::overtakes`].
 //! * **Byte sizes.** The core is given each packet's size plus the link framing overhead
 //!   (preamble, FCS, inter-frame gap), so its pacer sends at exactly the port's line rate;
 //!   DRAM is therefore counted in wire bytes (24 bytes per packet more than the frames).
@@ -40,6 +51,8 @@ pub mod attack;
 pub mod common;
 pub mod flashcrowd;
 pub mod forwarding;
+pub mod longflows;
+pub mod offload;
 
 use crate::config::{ConfigError, TcpuConfig};
 use crate::core::{Action, DropReason, Event, Tcpu};
@@ -50,10 +63,11 @@ use tandem_sim::switch::{SwitchCtx, SwitchModel, Verdict};
 
 /// Simulator traffic class of the packets the CPU sends back (the highest strict priority).
 pub const CPU_CLASS: u8 = 0;
-/// Simulator traffic class of pinned long flows.
-pub const LONG_CLASS: u8 = 1;
-/// Simulator traffic class of everything else.
-pub const NORMAL_CLASS: u8 = 2;
+/// Simulator traffic class of everything that is neither sent back by the CPU nor pinned
+/// (served second).
+pub const NORMAL_CLASS: u8 = 1;
+/// Simulator traffic class of pinned long flows (served last; see the module documentation).
+pub const LONG_CLASS: u8 = 2;
 /// Classes a switch running [`TcpuModel`] should be configured with.
 pub const SIM_CLASSES: u8 = 3;
 
@@ -117,6 +131,23 @@ pub struct ModelStats {
     pub core_errors: u64,
     /// Time R_port rules were in effect, summed over ports, picoseconds (closed periods only).
     pub rport_time: Time,
+    /// Packets forwarded by an ASIC rule while packets of their core flow were held by the CPU
+    /// side (they overtake those, arriving early at the receiver).
+    pub overtakes: u64,
+}
+
+/// The egress queues a TCPU switch should have, from a `base` configuration: [`SIM_CLASSES`]
+/// classes, and Q_lflows (`cfg.q_lflows_pkts`) as the packet limit of [`LONG_CLASS`] when
+/// long-flow pinning is on (the other classes keep `base.limit_packets`).
+pub fn queue_config(cfg: &TcpuConfig, base: tandem_sim::config::QueueConfig) -> tandem_sim::config::QueueConfig {
+    let mut q = tandem_sim::config::QueueConfig {
+        classes: SIM_CLASSES,
+        ..base
+    };
+    if cfg.long_flows {
+        q.class_limit_packets[usize::from(LONG_CLASS)] = Some(cfg.q_lflows_pkts);
+    }
+    q
 }
 
 /// [`Tcpu`] as a simulated switch's model. See the [module documentation](self).
@@ -133,6 +164,8 @@ pub struct TcpuModel {
     deferred: FxHashMap<u64, Deferred>,
     next_token: u64,
     held: u64,
+    held_flow: FxHashMap<PacketId, FlowId>,
+    held_by_flow: FxHashMap<FlowId, u32>,
     counters_scratch: Vec<(FlowId, u64)>,
     stats: ModelStats,
 }
@@ -154,6 +187,8 @@ impl TcpuModel {
             deferred: FxHashMap::default(),
             next_token: 0,
             held: 0,
+            held_flow: FxHashMap::default(),
+            held_by_flow: FxHashMap::default(),
             counters_scratch: Vec::new(),
             stats: ModelStats::default(),
         })
@@ -201,6 +236,19 @@ impl TcpuModel {
         }
     }
 
+    /// A packet the CPU side held has left it (sent back or dropped).
+    fn release(&mut self, pkt: PacketId) {
+        self.held = self.held.saturating_sub(1);
+        if let Some(f) = self.held_flow.remove(&pkt) {
+            if let Some(n) = self.held_by_flow.get_mut(&f) {
+                *n -= 1;
+                if *n == 0 {
+                    self.held_by_flow.remove(&f);
+                }
+            }
+        }
+    }
+
     fn defer(&mut self, cx: &mut SwitchCtx<'_>, at: Time, d: Deferred) {
         let token = self.next_token;
         self.next_token += 1;
@@ -237,7 +285,7 @@ impl TcpuModel {
                         DropReason::DramFull => self.stats.drops_dram_full += 1,
                         DropReason::NonTcpCap => self.stats.drops_non_tcp += 1,
                     }
-                    self.held = self.held.saturating_sub(1);
+                    self.release(PacketId(pkt.0 as u32));
                     cx.free(PacketId(pkt.0 as u32));
                 }
                 Action::Shape { .. } => {}
@@ -353,6 +401,9 @@ impl SwitchModel for TcpuModel {
                     }
                 }
                 self.stats.asic_rule_packets += 1;
+                if self.held_by_flow.contains_key(&flow) {
+                    self.stats.overtakes += 1;
+                }
                 Verdict::Output {
                     port: out,
                     class: self.sim_class(class),
@@ -382,6 +433,8 @@ impl SwitchModel for TcpuModel {
                 self.stats.max_upward_wait = self.stats.max_upward_wait.max(start - cx.now);
                 self.stats.to_cpu_packets += 1;
                 self.held += 1;
+                self.held_flow.insert(pkt, flow);
+                *self.held_by_flow.entry(flow).or_insert(0) += 1;
                 self.stats.peak_held = self.stats.peak_held.max(self.held);
                 self.defer(
                     cx,
@@ -447,7 +500,7 @@ impl SwitchModel for TcpuModel {
                 self.counters_scratch = c;
             }
             Deferred::Send { port, pkt, class } => {
-                self.held = self.held.saturating_sub(1);
+                self.release(pkt);
                 self.stats.from_cpu_packets += 1;
                 cx.pool.get_mut(pkt).class = class;
                 cx.send(port, pkt);
@@ -491,6 +544,7 @@ impl SwitchModel for TcpuModel {
             ("tcpu_missed_counter_reads", c.missed_counter_reads as f64),
             ("tcpu_unknown_counters", c.unknown_counters as f64),
             ("tcpu_op_failures", s.op_failures as f64),
+            ("tcpu_overtakes", s.overtakes as f64),
             ("tcpu_core_errors", s.core_errors as f64),
         ]
         .into_iter()
@@ -501,7 +555,13 @@ impl SwitchModel for TcpuModel {
 
 /// The crate's experiments for `tandem reproduce`.
 pub fn experiments() -> Vec<tandem_sim::experiment::Experiment> {
-    vec![flashcrowd::EXPERIMENT, attack::EXPERIMENT, forwarding::EXPERIMENT]
+    vec![
+        flashcrowd::EXPERIMENT,
+        attack::EXPERIMENT,
+        forwarding::EXPERIMENT,
+        longflows::EXPERIMENT,
+        offload::EXPERIMENT,
+    ]
 }
 
 #[cfg(test)]

@@ -85,6 +85,29 @@ fn full_scenario_loads() {
 }
 
 #[test]
+fn per_class_packet_limits() {
+    let sc = parse(FULL).unwrap();
+    assert_eq!(sc.switch.queue.class_limit_packets, [None; 8], "default: no overrides");
+    let text = FULL.replacen(
+        "limit_packets = 100\n",
+        "limit_packets = 100\nclasses = 3\nclass_limits_packets = [100, 50]\n",
+        1,
+    );
+    let q = parse(&text).unwrap().switch.queue;
+    assert_eq!(
+        (q.packet_limit(0), q.packet_limit(1), q.packet_limit(2)),
+        (100, 50, 100)
+    );
+    assert_eq!(&q.class_limit_packets[..3], &[Some(100), Some(50), None]);
+    let bad = FULL.replacen("limit_packets = 100\n", "class_limits_packets = [100, 50]\n", 1);
+    let e = parse(&bad).expect_err("two limits for one class").to_string();
+    assert!(
+        e.starts_with("t.toml:14: switch.queue.class_limits_packets: 2 limits for 1 classes"),
+        "{e}"
+    );
+}
+
+#[test]
 fn errors_name_file_line_and_key() {
     let cases: &[(&str, &str, &str)] = &[
         (

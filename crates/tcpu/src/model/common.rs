@@ -44,6 +44,7 @@ pub fn switch_config(tcpu: bool, marking: Marking) -> SwitchConfig {
         queue: QueueConfig {
             classes: if tcpu { SIM_CLASSES } else { 1 },
             limit_packets: Q_LIMIT,
+            class_limit_packets: [None; 8],
             limit_bytes: 0,
             marking,
         },

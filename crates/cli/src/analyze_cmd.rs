@@ -1,0 +1,202 @@
+//! `tandem analyze offload`: active flows and the traffic offload ratio per interval (TCPU
+//! paper, Figures 1 and 2). The analysis is `tandem_tcpu::analysis`; this reads the input and
+//! writes the files.
+
+use crate::error::CliError;
+use crate::pcap_cmd;
+use crate::units::fmt_bytes;
+use std::fmt::Write as _;
+use std::io::{BufReader, Read};
+use std::path::{Path, PathBuf};
+use tandem_sim::plot;
+use tandem_tcpu::analysis::{self, FlowSpan, OffloadAnalysis};
+use tandem_wire::flow::{read_csv, FlowRecord};
+
+/// Idle timeout used to split a trace into flows (the `tandem pcap flows` default; the paper
+/// counts active flows "with 60-second timeout").
+const TRACE_TIMEOUT_NS: u64 = 60_000_000_000;
+/// Most open flows while reading a trace (the `tandem pcap flows` default).
+const TRACE_MAX_FLOWS: usize = 4_000_000;
+
+/// Whether the file starts like a pcap or pcapng trace.
+fn is_trace(path: &Path) -> Result<bool, CliError> {
+    let mut f = std::fs::File::open(path).map_err(|e| CliError::input(path, e))?;
+    let mut magic = [0u8; 4];
+    let mut got = 0;
+    while got < 4 {
+        match f.read(&mut magic[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) => return Err(CliError::input(path, e)),
+        }
+    }
+    Ok(got == 4
+        && matches!(
+            magic,
+            [0xa1, 0xb2, 0xc3, 0xd4]
+                | [0xd4, 0xc3, 0xb2, 0xa1]
+                | [0xa1, 0xb2, 0x3c, 0x4d]
+                | [0x4d, 0x3c, 0xb2, 0xa1]
+                | [0x0a, 0x0d, 0x0d, 0x0a]
+        ))
+}
+
+/// Flow records from a flow CSV or a trace.
+fn load(path: &Path, quiet: bool) -> Result<Vec<FlowRecord>, CliError> {
+    if is_trace(path)? {
+        pcap_cmd::trace_flows(path, TRACE_TIMEOUT_NS, TRACE_MAX_FLOWS, quiet)
+    } else {
+        let f = std::fs::File::open(path).map_err(|e| CliError::input(path, e))?;
+        read_csv(BufReader::new(f)).map_err(|e| CliError::input(path, format!("not a flow CSV or a trace: {e}")))
+    }
+}
+
+fn write(path: &Path, text: &str) -> Result<(), CliError> {
+    std::fs::write(path, text).map_err(|e| CliError::runtime(path, e))
+}
+
+fn pct(x: Option<f64>) -> String {
+    x.map_or("-".into(), |v| format!("{:.1}%", v * 100.0))
+}
+
+/// `tandem analyze offload`.
+pub fn offload(file: &Path, ks: &[usize], interval_ns: u64, out: Option<&Path>, quiet: bool) -> Result<(), CliError> {
+    let records = load(file, quiet)?;
+    let spans: Vec<FlowSpan> = records
+        .iter()
+        .map(|r| FlowSpan {
+            first_ns: r.first_ns,
+            last_ns: r.last_ns,
+            bytes: r.bytes,
+        })
+        .collect();
+    let a = analysis::analyze(&spans, interval_ns, ks).map_err(|e| CliError::input(file, e))?;
+    let out_dir: PathBuf = out.map(Path::to_path_buf).unwrap_or_else(|| {
+        let stem = file
+            .file_stem()
+            .map_or("flows".into(), |s| s.to_string_lossy().into_owned());
+        Path::new("results").join(format!("offload-{stem}"))
+    });
+    std::fs::create_dir_all(&out_dir).map_err(|e| CliError::runtime(&out_dir, e))?;
+    write_outputs(&a, &out_dir)?;
+    print_summary(file, &records, &a, &out_dir);
+    Ok(())
+}
+
+fn tfor_values(a: &OffloadAnalysis, j: usize) -> Vec<f64> {
+    a.intervals
+        .iter()
+        .filter_map(|i| i.tfor.get(j).copied().flatten())
+        .collect()
+}
+
+fn write_outputs(a: &OffloadAnalysis, dir: &Path) -> Result<(), CliError> {
+    let mut csv = String::from("start_s,active_flows,bytes");
+    for k in &a.ks {
+        let _ = write!(csv, ",tfor_k{k}");
+    }
+    csv.push('\n');
+    let origin = a.intervals.first().map_or(0, |i| i.start_ns);
+    for i in &a.intervals {
+        let _ = write!(
+            csv,
+            "{:.9},{},{:.0}",
+            (i.start_ns - origin) as f64 / 1e9,
+            i.active_flows,
+            i.bytes
+        );
+        for t in &i.tfor {
+            match t {
+                Some(v) => {
+                    let _ = write!(csv, ",{v:.6}");
+                }
+                None => csv.push(','),
+            }
+        }
+        csv.push('\n');
+    }
+    write(&dir.join("intervals.csv"), &csv)?;
+
+    let active: Vec<f64> = a.intervals.iter().map(|i| i.active_flows as f64).collect();
+    let active_ccdf = analysis::ccdf(&active);
+    let mut c = String::from("active_flows,ccdf\n");
+    for (x, p) in &active_ccdf {
+        let _ = writeln!(c, "{x},{p:.6}");
+    }
+    write(&dir.join("active-flows-ccdf.csv"), &c)?;
+    let mut c = String::from("k,tfor,ccdf\n");
+    let mut series = Vec::new();
+    for (j, k) in a.ks.iter().enumerate() {
+        let cc = analysis::ccdf(&tfor_values(a, j));
+        for (x, p) in &cc {
+            let _ = writeln!(c, "{k},{x:.6},{p:.6}");
+        }
+        series.push((format!("k = {k}"), step(&cc)));
+    }
+    write(&dir.join("tfor-ccdf.csv"), &c)?;
+    let png = |name: &str| dir.join(name);
+    plot::lines(
+        &png("active-flows-ccdf.png"),
+        "CCDF of active flows per interval (paper Fig. 1)",
+        "active flows",
+        "P(active flows > x)",
+        &[("intervals".to_string(), step(&active_ccdf))],
+    )
+    .map_err(|e| CliError::runtime(&png("active-flows-ccdf.png"), e.0))?;
+    plot::lines(
+        &png("tfor-ccdf.png"),
+        "CCDF of the traffic offload ratio (paper Fig. 2)",
+        "TFOR (share of bytes in the top k flows)",
+        "P(TFOR > x)",
+        &series,
+    )
+    .map_err(|e| CliError::runtime(&png("tfor-ccdf.png"), e.0))?;
+    Ok(())
+}
+
+/// A CCDF as a step curve starting at P = 1.
+fn step(cc: &[(f64, f64)]) -> Vec<(f64, f64)> {
+    let mut pts = Vec::with_capacity(cc.len() * 2 + 1);
+    let mut prev = 1.0;
+    for &(x, p) in cc {
+        pts.push((x, prev));
+        pts.push((x, p));
+        prev = p;
+    }
+    pts
+}
+
+fn print_summary(file: &Path, records: &[FlowRecord], a: &OffloadAnalysis, dir: &Path) {
+    let bytes: u64 = records.iter().map(|r| r.bytes).sum();
+    let active: Vec<f64> = a.intervals.iter().map(|i| i.active_flows as f64).collect();
+    let q = |v: &[f64], p: f64| analysis::quantile(v, p).unwrap_or(0.0);
+    println!(
+        "{}: {} flows, {}, {} intervals of {} s",
+        file.display(),
+        records.len(),
+        fmt_bytes(bytes),
+        a.intervals.len(),
+        a.interval_ns as f64 / 1e9
+    );
+    println!(
+        "active flows per interval: median {:.0}, p95 {:.0}, max {:.0}",
+        q(&active, 0.5),
+        q(&active, 0.95),
+        q(&active, 1.0)
+    );
+    for (j, k) in a.ks.iter().enumerate() {
+        let t = tfor_values(a, j);
+        let over = active.iter().filter(|&&n| n > *k as f64).count();
+        println!(
+            "k = {k}: active flows > k in {:.1}% of intervals; TFOR median {}, exceeded in 90% of intervals {}, min {}",
+            100.0 * over as f64 / active.len().max(1) as f64,
+            pct(analysis::quantile(&t, 0.5)),
+            pct(analysis::quantile(&t, 0.1)),
+            pct(analysis::quantile(&t, 0.0)),
+        );
+    }
+    println!(
+        "wrote intervals.csv, active-flows-ccdf.{{csv,png}}, tfor-ccdf.{{csv,png}} in {}",
+        dir.display()
+    );
+}
