@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
 use tandem_sim::plot;
-use tandem_tcpu::analysis::{self, FlowSpan, OffloadAnalysis};
+use tandem_tcpu::analysis::{self, AnalysisError, FlowSpan, IntervalBytes, OffloadAnalysis};
 use tandem_wire::flow::{read_csv, FlowRecord};
 
 /// Idle timeout used to split a trace into flows (the `tandem pcap flows` default; the paper
@@ -41,14 +41,40 @@ fn is_trace(path: &Path) -> Result<bool, CliError> {
         ))
 }
 
-/// Flow records from a flow CSV or a trace.
-fn load(path: &Path, quiet: bool) -> Result<Vec<FlowRecord>, CliError> {
-    if is_trace(path)? {
-        pcap_cmd::trace_flows(path, TRACE_TIMEOUT_NS, TRACE_MAX_FLOWS, quiet)
-    } else {
-        let f = std::fs::File::open(path).map_err(|e| CliError::input(path, e))?;
-        read_csv(BufReader::new(f)).map_err(|e| CliError::input(path, format!("not a flow CSV or a trace: {e}")))
-    }
+/// Flow records from a flow CSV.
+fn load_csv(path: &Path) -> Result<Vec<FlowRecord>, CliError> {
+    let f = std::fs::File::open(path).map_err(|e| CliError::input(path, e))?;
+    read_csv(BufReader::new(f)).map_err(|e| CliError::input(path, format!("not a flow CSV or a trace: {e}")))
+}
+
+/// Flow records of a trace and its analysis with exact per-packet bytes per interval (a
+/// second pass over the trace).
+fn analyze_trace(
+    file: &Path,
+    ks: &[usize],
+    interval_ns: u64,
+    quiet: bool,
+) -> Result<(Vec<FlowRecord>, OffloadAnalysis), CliError> {
+    let records = pcap_cmd::trace_flows(file, TRACE_TIMEOUT_NS, TRACE_MAX_FLOWS, quiet)?;
+    let spans = spans(&records);
+    let origin = analysis::origin(&spans).ok_or_else(|| CliError::input(file, AnalysisError::NoFlows))?;
+    let mut bytes = IntervalBytes::new(origin, interval_ns).map_err(|e| CliError::input(file, e))?;
+    pcap_cmd::for_each_ipv4_packet(file, quiet, &mut |ts, key, len| {
+        bytes.add(ts, key, len).map_err(|e| CliError::input(file, e))
+    })?;
+    let a = analysis::analyze_exact(&spans, ks, bytes).map_err(|e| CliError::input(file, e))?;
+    Ok((records, a))
+}
+
+fn spans(records: &[FlowRecord]) -> Vec<FlowSpan> {
+    records
+        .iter()
+        .map(|r| FlowSpan {
+            first_ns: r.first_ns,
+            last_ns: r.last_ns,
+            bytes: r.bytes,
+        })
+        .collect()
 }
 
 fn write(path: &Path, text: &str) -> Result<(), CliError> {
@@ -61,16 +87,13 @@ fn pct(x: Option<f64>) -> String {
 
 /// `tandem analyze offload`.
 pub fn offload(file: &Path, ks: &[usize], interval_ns: u64, out: Option<&Path>, quiet: bool) -> Result<(), CliError> {
-    let records = load(file, quiet)?;
-    let spans: Vec<FlowSpan> = records
-        .iter()
-        .map(|r| FlowSpan {
-            first_ns: r.first_ns,
-            last_ns: r.last_ns,
-            bytes: r.bytes,
-        })
-        .collect();
-    let a = analysis::analyze(&spans, interval_ns, ks).map_err(|e| CliError::input(file, e))?;
+    let (records, a) = if is_trace(file)? {
+        analyze_trace(file, ks, interval_ns, quiet)?
+    } else {
+        let records = load_csv(file)?;
+        let a = analysis::analyze(&spans(&records), interval_ns, ks).map_err(|e| CliError::input(file, e))?;
+        (records, a)
+    };
     let out_dir: PathBuf = out.map(Path::to_path_buf).unwrap_or_else(|| {
         let stem = file
             .file_stem()

@@ -64,9 +64,10 @@ enum AnalyzeCommand {
     /// Active flows and the traffic offload ratio (TFOR: share of bytes in the top k flows)
     /// per interval, with their CCDFs (TCPU paper, Figures 1 and 2), as CSV + PNG.
     ///
-    /// A flow record gives only first/last time and bytes, so each flow's bytes are spread
-    /// uniformly over its lifetime; a trace is first cut into flows as `tandem pcap flows`
-    /// does (60 s idle timeout).
+    /// From a trace, each interval's bytes per flow are exact (a second pass over the
+    /// packets) and flows are cut as `tandem pcap flows` does (60 s idle timeout); a flow CSV
+    /// gives only first/last time and bytes, so each flow's bytes are spread uniformly over
+    /// its lifetime.
     Offload {
         /// A flow CSV from `tandem pcap flows --csv`, or a pcap/pcapng trace.
         flows: PathBuf,

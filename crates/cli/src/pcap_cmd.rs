@@ -134,6 +134,30 @@ fn scan_flows(
     })
 }
 
+/// Calls `each` with the time (ns), flow key and frame length of every IPv4 packet of a
+/// trace, in file order; an error from `each` stops the scan.
+pub fn for_each_ipv4_packet(
+    file: &Path,
+    quiet: bool,
+    each: &mut impl FnMut(u64, FlowKey, u64) -> Result<(), CliError>,
+) -> Result<(), CliError> {
+    let (mut reader, progress) = open(file, quiet)?;
+    let mut packets = 0u64;
+    while let Some(pkt) = reader.next_packet() {
+        let pkt = pkt.map_err(|e| trace_error(file, e))?;
+        packets += 1;
+        let s = decode::summarize(pkt.linktype, pkt.data);
+        if let Some(ip) = s.ipv4 {
+            each(pkt.ts_ns, FlowKey::of(&ip, s.vlan), u64::from(pkt.orig_len))?;
+        }
+        if packets.is_multiple_of(TICK) {
+            progress.tick(packets);
+        }
+    }
+    progress.finish();
+    Ok(())
+}
+
 /// Flow records of a pcap/pcapng trace, extracted exactly as `tandem pcap flows` does.
 pub fn trace_flows(file: &Path, timeout_ns: u64, max_flows: usize, quiet: bool) -> Result<Vec<FlowRecord>, CliError> {
     let (mut reader, progress) = open(file, quiet)?;

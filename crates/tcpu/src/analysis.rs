@@ -2,7 +2,8 @@
 //! interval, as in the paper's motivation (§3.1, Figures 1 and 2).
 //!
 //! Sans-IO: the caller turns its flow records (for example `tandem pcap flows --csv`) into
-//! [`FlowSpan`]s; nothing here reads a file.
+//! [`FlowSpan`]s, and for a trace may also feed every packet into [`IntervalBytes`] for exact
+//! per-interval bytes ([`analyze_exact`]); nothing here reads a file.
 //!
 //! Time is cut into intervals of `interval_ns` aligned to the earliest record's first packet.
 //! A flow is **active** in an interval when its span `[first_ns, last_ns]` overlaps it (it
@@ -18,7 +19,9 @@
 //! transferred in that second and count largest k flows as offloaded traffic"). It is
 //! undefined (`None`) for an interval that carries no bytes.
 
+use std::collections::HashMap;
 use std::fmt;
+use std::hash::Hash;
 
 /// One flow's span and volume.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -131,16 +134,12 @@ pub fn analyze(flows: &[FlowSpan], interval_ns: u64, ks: &[usize]) -> Result<Off
         .into_iter()
         .enumerate()
         .map(|(i, mut v)| {
-            v.sort_unstable_by(|x, y| y.total_cmp(x));
-            let total: f64 = v.iter().sum();
-            let tfor = ks
-                .iter()
-                .map(|&k| (total > 0.0).then(|| (v.iter().take(k).sum::<f64>() / total).min(1.0)))
-                .collect();
+            let active_flows = v.len() as u64;
+            let (bytes, tfor) = top_k_shares(&mut v, ks);
             IntervalStats {
                 start_ns: origin + i as u64 * interval_ns,
-                active_flows: v.len() as u64,
-                bytes: total,
+                active_flows,
+                bytes,
                 tfor,
             }
         })
@@ -150,6 +149,97 @@ pub fn analyze(flows: &[FlowSpan], interval_ns: u64, ks: &[usize]) -> Result<Off
         ks: ks.to_vec(),
         intervals,
     })
+}
+
+/// The total of `v` and, for each k, the share of it in the k largest values (`None` when
+/// the total is zero). Sorts `v` in place, largest first.
+fn top_k_shares(v: &mut [f64], ks: &[usize]) -> (f64, Vec<Option<f64>>) {
+    v.sort_unstable_by(|x, y| y.total_cmp(x));
+    let total: f64 = v.iter().sum();
+    let tfor = ks
+        .iter()
+        .map(|&k| (total > 0.0).then(|| (v.iter().take(k).sum::<f64>() / total).min(1.0)))
+        .collect();
+    (total, tfor)
+}
+
+/// The first packet time of `flows` (the origin [`analyze`] aligns intervals to); `None` when
+/// there are none.
+pub fn origin(flows: &[FlowSpan]) -> Option<u64> {
+    flows.iter().map(|f| f.first_ns).min()
+}
+
+/// Exact bytes per flow per interval, fed packet by packet: for a trace, where each packet's
+/// bytes are known, instead of spreading a flow record's bytes over its span. `K` is the flow
+/// key (a 5-tuple). Feed it with the same origin [`analyze`] uses ([`origin`]).
+#[derive(Debug, Clone)]
+pub struct IntervalBytes<K> {
+    origin_ns: u64,
+    interval_ns: u64,
+    bins: Vec<HashMap<K, u64>>,
+}
+
+impl<K: Hash + Eq> IntervalBytes<K> {
+    /// Intervals of `interval_ns` (above zero) from `origin_ns`.
+    pub fn new(origin_ns: u64, interval_ns: u64) -> Result<Self, AnalysisError> {
+        if interval_ns == 0 {
+            return Err(AnalysisError::ZeroInterval);
+        }
+        Ok(IntervalBytes {
+            origin_ns,
+            interval_ns,
+            bins: Vec::new(),
+        })
+    }
+
+    /// Counts a packet of `bytes` of flow `key` at `ts_ns` (a time before the origin counts in
+    /// the first interval).
+    pub fn add(&mut self, ts_ns: u64, key: K, bytes: u64) -> Result<(), AnalysisError> {
+        let bin = ts_ns.saturating_sub(self.origin_ns) / self.interval_ns;
+        if bin >= MAX_INTERVALS {
+            return Err(AnalysisError::TooManyIntervals(bin.saturating_add(1)));
+        }
+        let bin = bin as usize;
+        if bin >= self.bins.len() {
+            self.bins.resize_with(bin + 1, HashMap::new);
+        }
+        *self.bins[bin].entry(key).or_insert(0) += bytes;
+        Ok(())
+    }
+}
+
+/// [`analyze`] with each interval's bytes and TFOR taken from exact per-packet counts
+/// (`bytes`, built on the same origin and interval) instead of the uniform spread; active flows
+/// still come from the spans. Intervals past the spans' end that only `bytes` has are added.
+pub fn analyze_exact<K: Hash + Eq>(
+    flows: &[FlowSpan],
+    ks: &[usize],
+    bytes: IntervalBytes<K>,
+) -> Result<OffloadAnalysis, AnalysisError> {
+    let mut a = analyze(flows, bytes.interval_ns, ks)?;
+    let origin = a.intervals.first().map_or(0, |i| i.start_ns);
+    let n = a.intervals.len().max(bytes.bins.len());
+    let mut bins = bytes.bins.into_iter();
+    for i in 0..n {
+        let mut v: Vec<f64> = bins
+            .next()
+            .map(|b| b.into_values().map(|x| x as f64).collect())
+            .unwrap_or_default();
+        let senders = v.len() as u64;
+        let (total, tfor) = top_k_shares(&mut v, ks);
+        if i >= a.intervals.len() {
+            a.intervals.push(IntervalStats {
+                start_ns: origin + i as u64 * a.interval_ns,
+                active_flows: senders,
+                bytes: 0.0,
+                tfor: Vec::new(),
+            });
+        }
+        let s = &mut a.intervals[i];
+        s.bytes = total;
+        s.tfor = tfor;
+    }
+    Ok(a)
 }
 
 /// The complementary CDF of `values`: `(x, P(X > x))` at each distinct value, ascending. The
@@ -244,6 +334,34 @@ mod tests {
         assert_eq!(analyze(&[span(5, 4, 1)], S, &[1]), Err(AnalysisError::BadSpan(0)));
         assert!(matches!(
             analyze(&[span(0, u64::MAX, 1)], 1, &[1]),
+            Err(AnalysisError::TooManyIntervals(_))
+        ));
+    }
+
+    #[test]
+    fn exact_bytes_replace_the_uniform_spread() {
+        // Flow 1 spans 0..2 s but sends all its 1,000 bytes in second 0; flow 2 sends 300
+        // bytes in second 1. The spread would give flow 1 500 bytes in second 1 (TFOR k=1
+        // there 500/800); the packets say second 1 carries only flow 2's 300 (TFOR 1).
+        let spans = [span(0, 2 * S, 1000), span(S + 1, S + 1, 300)];
+        let spread = analyze(&spans, S, &[1]).unwrap();
+        assert!((spread.intervals[1].tfor[0].unwrap() - 500.0 / 800.0).abs() < 1e-12);
+        let mut b = IntervalBytes::new(origin(&spans).unwrap(), S).unwrap();
+        b.add(0, 1u8, 600).unwrap();
+        b.add(S / 2, 1u8, 400).unwrap();
+        b.add(S + 1, 2u8, 300).unwrap();
+        let a = analyze_exact(&spans, &[1], b).unwrap();
+        assert_eq!(a.intervals.len(), 3);
+        assert_eq!((a.intervals[0].bytes, a.intervals[0].tfor[0]), (1000.0, Some(1.0)));
+        assert_eq!((a.intervals[1].bytes, a.intervals[1].tfor[0]), (300.0, Some(1.0)));
+        // Second 2: flow 1 is still active (its span ends at 2 s) but sent nothing there.
+        assert_eq!(a.intervals[2].active_flows, 1);
+        assert_eq!((a.intervals[2].bytes, a.intervals[2].tfor[0]), (0.0, None));
+        assert_eq!(a.intervals[1].active_flows, 2);
+        assert!(IntervalBytes::<u8>::new(0, 0).is_err());
+        let mut far = IntervalBytes::new(0, 1).unwrap();
+        assert!(matches!(
+            far.add(u64::MAX, 1u8, 1),
             Err(AnalysisError::TooManyIntervals(_))
         ));
     }
