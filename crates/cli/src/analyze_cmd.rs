@@ -6,11 +6,12 @@ use crate::error::CliError;
 use crate::pcap_cmd;
 use crate::units::fmt_bytes;
 use std::fmt::Write as _;
-use std::io::{BufReader, Read};
+use std::io::BufReader;
 use std::path::{Path, PathBuf};
 use tandem_sim::plot;
 use tandem_tcpu::analysis::{self, AnalysisError, FlowSpan, IntervalBytes, OffloadAnalysis};
 use tandem_wire::flow::{read_csv, FlowRecord};
+use tandem_wire::pcap::{TraceError, TraceReader};
 
 /// Idle timeout used to split a trace into flows (the `tandem pcap flows` default; the paper
 /// counts active flows "with 60-second timeout").
@@ -18,27 +19,15 @@ const TRACE_TIMEOUT_NS: u64 = 60_000_000_000;
 /// Most open flows while reading a trace (the `tandem pcap flows` default).
 const TRACE_MAX_FLOWS: usize = 4_000_000;
 
-/// Whether the file starts like a pcap or pcapng trace.
+/// Whether the file is a pcap or pcapng trace (the trace reader's own magic-number check); a
+/// file that starts like one but has a broken header is an error.
 fn is_trace(path: &Path) -> Result<bool, CliError> {
-    let mut f = std::fs::File::open(path).map_err(|e| CliError::input(path, e))?;
-    let mut magic = [0u8; 4];
-    let mut got = 0;
-    while got < 4 {
-        match f.read(&mut magic[got..]) {
-            Ok(0) => break,
-            Ok(n) => got += n,
-            Err(e) => return Err(CliError::input(path, e)),
-        }
+    let f = std::fs::File::open(path).map_err(|e| CliError::input(path, e))?;
+    match TraceReader::new(f) {
+        Ok(_) => Ok(true),
+        Err(TraceError::NotATrace(_)) => Ok(false),
+        Err(e) => Err(CliError::input(path, e)),
     }
-    Ok(got == 4
-        && matches!(
-            magic,
-            [0xa1, 0xb2, 0xc3, 0xd4]
-                | [0xd4, 0xc3, 0xb2, 0xa1]
-                | [0xa1, 0xb2, 0x3c, 0x4d]
-                | [0x4d, 0x3c, 0xb2, 0xa1]
-                | [0x0a, 0x0d, 0x0d, 0x0a]
-        ))
 }
 
 /// Flow records from a flow CSV.
