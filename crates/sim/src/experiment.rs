@@ -147,6 +147,57 @@ pub struct Report {
     pub files: Vec<String>,
 }
 
+/// Writes `text` to `name` in the experiment's output folder.
+pub fn write(ctx: &ExperimentCtx<'_>, name: &str, text: &str) -> Result<(), ExperimentError> {
+    let p = ctx.path(name);
+    std::fs::write(&p, text).map_err(|e| ExperimentError(format!("{}: {e}", p.display())))
+}
+
+/// The model's report as `counter,value` CSV.
+pub fn counters_csv(report: &[(String, f64)]) -> String {
+    let mut m = String::from("counter,value\n");
+    for (k, v) in report {
+        m.push_str(&format!("{k},{v}\n"));
+    }
+    m
+}
+
+/// Runs `f` on every item, on up to `threads` threads, keeping the order.
+pub fn par_map<T: Sync, R: Send>(items: &[T], threads: usize, f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let threads = threads.clamp(1, items.len().max(1));
+    let mut out: Vec<Option<R>> = (0..items.len()).map(|_| None).collect();
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let (f, next_ref) = (&f, &next);
+    let results = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|_| {
+                s.spawn(move || {
+                    let mut done = Vec::new();
+                    loop {
+                        let i = next_ref.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(item) = items.get(i) else { break };
+                        done.push((i, f(item)));
+                    }
+                    done
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect::<Vec<_>>()
+    });
+    for (i, r) in results {
+        out[i] = Some(r);
+    }
+    out.into_iter().flatten().collect()
+}
+
+/// Threads to run independent simulations on.
+pub fn threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
 /// Formats a number for a table: up to 4 significant digits, integers without decimals.
 pub fn fmt_num(x: f64) -> String {
     if !x.is_finite() {
