@@ -1,6 +1,7 @@
 //! `tandem analyze offload`: active flows and the traffic offload ratio per interval (TCPU
 //! paper, Figures 1 and 2). The analysis is `tandem_tcpu::analysis`; this reads the input and
-//! writes the files.
+//! writes the files. `tandem analyze coswitch`: a user's flows through CoSwitch's testbed
+//! model (`tandem_coswitch::model::replay`).
 
 use crate::error::CliError;
 use crate::pcap_cmd;
@@ -211,4 +212,105 @@ fn print_summary(file: &Path, records: &[FlowRecord], a: &OffloadAnalysis, dir: 
         "wrote intervals.csv, active-flows-ccdf.{{csv,png}}, tfor-ccdf.{{csv,png}} in {}",
         dir.display()
     );
+}
+
+/// Flow records of a trace or a flow CSV.
+fn load_records(file: &Path, quiet: bool) -> Result<Vec<FlowRecord>, CliError> {
+    if is_trace(file)? {
+        pcap_cmd::trace_flows(file, TRACE_TIMEOUT_NS, TRACE_MAX_FLOWS, quiet)
+    } else {
+        load_csv(file)
+    }
+}
+
+/// `tandem analyze coswitch`.
+pub fn coswitch(file: &Path, speedup: f64, servers: u32, out: Option<&Path>, quiet: bool) -> Result<(), CliError> {
+    use tandem_coswitch::model::replay::{replay, ReplayOptions};
+    if !(speedup > 0.0 && speedup.is_finite()) {
+        return Err(CliError::Input("--speedup must be a positive number".into()));
+    }
+    if servers == 0 {
+        return Err(CliError::Input("--servers must be at least 1".into()));
+    }
+    let records = load_records(file, quiet)?;
+    let opts = ReplayOptions {
+        speedup,
+        servers,
+        ..ReplayOptions::default()
+    };
+    let runs = replay(&records, &opts).map_err(|e| CliError::input(file, e))?;
+    let out_dir: PathBuf = out.map(Path::to_path_buf).unwrap_or_else(|| {
+        let stem = file
+            .file_stem()
+            .map_or("flows".into(), |s| s.to_string_lossy().into_owned());
+        Path::new("results").join(format!("coswitch-{stem}"))
+    });
+    std::fs::create_dir_all(&out_dir).map_err(|e| CliError::runtime(&out_dir, e))?;
+    let mut csv = String::from(
+        "approach,packets,offered_pps,server_cpu,switch_cpu,tcam_mean,tcam_max,switch_installs,table_full,\
+         slow_path_packets,upcalls,elephant_packets,threshold,dropped\n",
+    );
+    let mut periods = String::from("approach,t_s,threshold,server_cpu,switch_cpu,tcam,pps\n");
+    println!(
+        "{} flows from {}, speed-up {speedup}, {servers} server(s)",
+        records.len(),
+        file.display()
+    );
+    println!(
+        "{:<14} {:>11} {:>10} {:>10} {:>9} {:>9} {:>9}",
+        "approach", "offered pps", "server cpu", "switch cpu", "tcam max", "threshold", "dropped"
+    );
+    for (a, o) in &runs {
+        let dropped: u64 = o.drops.iter().map(|(_, n)| n).sum();
+        let threshold = if *a == tandem_coswitch::model::network::Approach::CoSwitch {
+            o.threshold.to_string()
+        } else {
+            "-".into()
+        };
+        let _ = writeln!(
+            csv,
+            "{},{},{:.1},{:.4},{:.4},{:.1},{},{},{},{},{},{},{},{}",
+            a.name(),
+            o.packets,
+            o.offered_pps,
+            o.server_cpu,
+            o.switch_cpu,
+            o.tcam_mean,
+            o.tcam_max,
+            o.switch_installs,
+            o.table_full,
+            o.slow_path_packets,
+            o.upcalls,
+            o.elephant_packets,
+            threshold,
+            dropped
+        );
+        for x in &o.samples {
+            let _ = writeln!(
+                periods,
+                "{},{},{},{:.4},{:.4},{},{:.0}",
+                a.name(),
+                x.t,
+                x.threshold,
+                x.server_cpu,
+                x.switch_cpu,
+                x.tcam,
+                x.pps
+            );
+        }
+        println!(
+            "{:<14} {:>11.0} {:>9.1}% {:>9.1}% {:>9} {:>9} {:>9}",
+            a.name(),
+            o.offered_pps,
+            o.server_cpu * 100.0,
+            o.switch_cpu * 100.0,
+            o.tcam_max,
+            threshold,
+            dropped
+        );
+    }
+    write(&out_dir.join("replay.csv"), &csv)?;
+    write(&out_dir.join("periods.csv"), &periods)?;
+    println!("results in {}", out_dir.display());
+    Ok(())
 }

@@ -84,6 +84,28 @@ enum AnalyzeCommand {
         #[arg(long, short)]
         quiet: bool,
     },
+    /// Replay your own traffic through CoSwitch's testbed model: vswitch only, physical only
+    /// and CoSwitch (server core, switch CPU and TCAM, threshold), as CSV + a summary.
+    ///
+    /// Each flow record becomes a flow of its packets, of its mean packet size, spread over
+    /// its lifetime; sources are spread over the servers by address. See
+    /// docs/systems/coswitch.md for the model and its parameters.
+    Coswitch {
+        /// A flow CSV from `tandem pcap flows --csv`, or a pcap/pcapng trace.
+        flows: PathBuf,
+        /// Compress time by this factor to raise the load (the paper "zooms in" its trace).
+        #[arg(long, default_value_t = 1.0)]
+        speedup: f64,
+        /// Servers the sources are spread over.
+        #[arg(long, default_value_t = 1)]
+        servers: u32,
+        /// Output folder [default: results/coswitch-FILE-STEM].
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+        /// No progress bar.
+        #[arg(long, short)]
+        quiet: bool,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -200,6 +222,13 @@ fn run(cli: Cli) -> Result<(), CliError> {
             out,
             quiet,
         }) => analyze_cmd::offload(&flows, &k, interval, out.as_deref(), quiet),
+        Command::Analyze(AnalyzeCommand::Coswitch {
+            flows,
+            speedup,
+            servers,
+            out,
+            quiet,
+        }) => analyze_cmd::coswitch(&flows, speedup, servers, out.as_deref(), quiet),
         Command::Reproduce { list: true, .. } => sim_cmd::list(),
         Command::Reproduce {
             name,

@@ -190,6 +190,8 @@ fn print_summary(sc: &Scenario, s: &Value, events: u64, simulated: f64, wall: f6
 pub fn experiments() -> Vec<Experiment> {
     let mut all = tandem_sim::validation::experiments();
     all.extend(tandem_tcpu::experiments());
+    all.extend(tandem_coswitch::experiments());
+    all.extend(tandem_turboswitch::experiments());
     all
 }
 

@@ -242,3 +242,44 @@ fn analyze_offload_reads_traces_and_flow_csvs_alike() {
         assert_eq!(text(&o.stderr).trim().lines().count(), 1, "{args:?}");
     }
 }
+
+#[test]
+fn analyze_coswitch_replays_a_trace_through_three_approaches() {
+    let s = Scratch::new("cli-coswitch");
+    let out = s.join("out");
+    let o = tandem(&[
+        "analyze",
+        "coswitch",
+        &sample(),
+        "--speedup",
+        "0.01",
+        "--servers",
+        "2",
+        "--out",
+        out.to_str().unwrap(),
+        "-q",
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let so = text(&o.stdout);
+    assert!(so.contains("158 flows") && so.contains("CoSwitch"), "{so}");
+    let csv = std::fs::read_to_string(out.join("replay.csv")).unwrap();
+    let rows: Vec<&str> = csv.lines().skip(1).collect();
+    assert_eq!(rows.len(), 3, "{csv}");
+    for r in &rows {
+        assert_eq!(r.split(',').nth(1), Some("5000"), "every packet replayed: {r}");
+    }
+    assert!(out.join("periods.csv").is_file());
+    for args in [
+        vec!["analyze", "coswitch", "Cargo.toml"],
+        vec!["analyze", "coswitch", "traces/sample.pcap", "--speedup", "0"],
+        vec!["analyze", "coswitch", "traces/sample.pcap", "--servers", "0"],
+    ] {
+        let o = Command::new(env!("CARGO_BIN_EXE_tandem"))
+            .args(&args)
+            .current_dir(repo())
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert_eq!(text(&o.stderr).trim().lines().count(), 1, "{args:?}");
+    }
+}

@@ -226,6 +226,13 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
         b[f::TOS] = (b[f::TOS] & !3) | ecn.bits();
         self.fill_checksum();
     }
+    /// Sets the DSCP (the upper six bits of the TOS byte), keeping ECN, and fixes the header
+    /// checksum. Values above 63 keep their low six bits.
+    pub fn set_dscp_and_fix_checksum(&mut self, dscp: u8) {
+        let b = self.buffer.as_mut();
+        b[f::TOS] = ((dscp & 0x3f) << 2) | (b[f::TOS] & 3);
+        self.fill_checksum();
+    }
     /// Sets the TTL (the checksum must be refreshed with [`Packet::fill_checksum`]).
     pub fn set_ttl(&mut self, ttl: u8) {
         self.buffer.as_mut()[f::TTL] = ttl;

@@ -1,0 +1,20 @@
+//! The simulation side of CoSwitch: the testbed model and the experiments.
+//!
+//! * [`cpu`]: a FIFO core with exact busy-time accounting;
+//! * [`workload`]: the trace-like flow mix and Poisson flow streams;
+//! * [`network`]: servers, virtual switches, the physical ToR and the controller, driving the
+//!   sans-IO [`crate::arbiter`] and [`crate::prediction`] cores.
+
+pub mod adapt;
+pub mod compare;
+pub mod cpu;
+pub mod network;
+pub mod profile;
+pub mod replay;
+pub mod sweep;
+pub mod workload;
+
+/// The crate's experiments for `tandem reproduce`.
+pub fn experiments() -> Vec<tandem_sim::experiment::Experiment> {
+    vec![profile::EXPERIMENT, compare::EXPERIMENT, adapt::EXPERIMENT]
+}

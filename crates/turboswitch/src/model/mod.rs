@@ -1,0 +1,22 @@
+//! The simulation model (an event-driven switch + NF around the sans-IO core) and the
+//! experiments behind `tandem reproduce turbo-*`. The only module that uses `tandem-sim`
+//! (for the experiment harness and plots).
+
+pub mod capacity;
+pub mod common;
+pub mod controller;
+pub mod latency;
+pub mod selfclock;
+pub mod sim;
+
+use tandem_sim::experiment::Experiment;
+
+/// The crate's experiments for `tandem reproduce`.
+pub fn experiments() -> Vec<Experiment> {
+    vec![
+        latency::EXPERIMENT,
+        selfclock::EXPERIMENT,
+        controller::EXPERIMENT,
+        capacity::EXPERIMENT,
+    ]
+}
