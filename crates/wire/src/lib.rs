@@ -26,6 +26,7 @@ mod field;
 pub mod flow;
 pub mod icmpv4;
 pub mod ipv4;
+pub mod openflow;
 pub mod pause;
 pub mod pcap;
 pub mod tcp;
