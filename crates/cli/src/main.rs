@@ -2,6 +2,7 @@
 
 mod analyze_cmd;
 mod error;
+mod of_cmd;
 mod pcap_cmd;
 mod progress;
 mod sim_cmd;
@@ -35,6 +36,9 @@ enum Command {
     /// Analyse flow records (offline studies from the papers).
     #[command(subcommand)]
     Analyze(AnalyzeCommand),
+    /// Decode OpenFlow 1.0 / 1.3 messages (raw files or captures) to JSON lines, and back.
+    #[command(subcommand)]
+    Of(OfCommand),
     /// Run a built-in experiment and compare it with the paper (or ns-3) it reproduces.
     ///
     /// Writes CSV, PNG plots and results.md (a reference-vs-measured table) into the output
@@ -105,6 +109,29 @@ enum AnalyzeCommand {
         /// No progress bar.
         #[arg(long, short)]
         quiet: bool,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum OfCommand {
+    /// Print every OpenFlow message of a file as one JSON object per line (see docs/formats.md).
+    ///
+    /// The file holds raw concatenated messages, or is a pcap/pcapng capture of OpenFlow
+    /// sessions (TCP port 6653 or 6633), reassembled per direction; capture lines add `ts` and
+    /// `direction`, and a message that does not parse there is printed as an `error` object.
+    /// A bad message in a raw file is an error (exit 2) naming its byte offset.
+    Decode {
+        /// The file (`-` for standard input).
+        file: PathBuf,
+    },
+    /// Write the raw OpenFlow messages described by JSON lines as `decode` prints them; `decode`
+    /// then `encode` gives back the same bytes.
+    Encode {
+        /// The JSON lines (`-` for standard input).
+        file: PathBuf,
+        /// Write the messages here [default: standard output, when it is not a terminal].
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
     },
 }
 
@@ -229,6 +256,8 @@ fn run(cli: Cli) -> Result<(), CliError> {
             out,
             quiet,
         }) => analyze_cmd::coswitch(&flows, speedup, servers, out.as_deref(), quiet),
+        Command::Of(OfCommand::Decode { file }) => of_cmd::decode(&file),
+        Command::Of(OfCommand::Encode { file, out }) => of_cmd::encode(&file, out.as_deref()),
         Command::Reproduce { list: true, .. } => sim_cmd::list(),
         Command::Reproduce {
             name,

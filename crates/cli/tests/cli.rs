@@ -283,3 +283,690 @@ fn analyze_coswitch_replays_a_trace_through_three_approaches() {
         assert_eq!(text(&o.stderr).trim().lines().count(), 1, "{args:?}");
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// tandem of decode / encode
+
+mod of {
+    use super::{tandem, text};
+    use std::io::Write;
+    use std::net::Ipv4Addr;
+    use std::process::{Command, Stdio};
+    use tandem_testkit::Scratch;
+    use tandem_wire::openflow::*;
+    use tandem_wire::pcap::TraceWriter;
+    use tandem_wire::MacAddr;
+
+    fn msg(version: Version, xid: u32, body: Body) -> Vec<u8> {
+        Message { version, xid, body }.to_bytes().expect("emit")
+    }
+
+    fn flow_mod10() -> Body {
+        Body::FlowMod(FlowMod {
+            cookie: 0x1234,
+            cookie_mask: 0,
+            table_id: 0,
+            command: FlowModCommand::Add,
+            idle_timeout: 10,
+            hard_timeout: 30,
+            priority: 100,
+            buffer_id: 0xffff_ffff,
+            out_port: 0xffff,
+            out_group: 0,
+            flags: 1,
+            matches: FlowMatch::V10(Match10 {
+                wildcards: 0x3820ef,
+                in_port: 3,
+                dl_src: MacAddr([2, 0, 0, 0, 0, 1]),
+                dl_type: 0x0800,
+                nw_dst: Ipv4Addr::new(10, 0, 0, 2),
+                ..Match10::default()
+            }),
+            actions: vec![
+                Action::SetVlanVid(7),
+                Action::Output { port: 2, max_len: 0 },
+                Action::Enqueue { port: 1, queue_id: 4 },
+            ],
+            instructions: vec![],
+        })
+    }
+
+    fn oxm() -> OxmMatch {
+        OxmMatch {
+            fields: vec![
+                OxmField::InPort(5),
+                OxmField::EthType(0x0800),
+                OxmField::Ipv4Dst(Ipv4Addr::new(10, 1, 0, 0), Some(Ipv4Addr::new(255, 255, 0, 0))),
+                OxmField::IpProto(6),
+                OxmField::TcpDst(80),
+                OxmField::EthSrc(MacAddr([2, 0, 0, 0, 0, 9]), None),
+            ],
+        }
+    }
+
+    fn flow_mod13() -> Body {
+        Body::FlowMod(FlowMod {
+            cookie: 7,
+            cookie_mask: 0xff,
+            table_id: 1,
+            command: FlowModCommand::ModifyStrict,
+            idle_timeout: 0,
+            hard_timeout: 60,
+            priority: 200,
+            buffer_id: 0xffff_ffff,
+            out_port: 0xffff_ffff,
+            out_group: 0xffff_ffff,
+            flags: 0,
+            matches: FlowMatch::Oxm(oxm()),
+            actions: vec![],
+            instructions: vec![
+                Instruction::ApplyActions(vec![
+                    Action::PushVlan(0x8100),
+                    Action::SetField(OxmField::VlanVid(0x1000 | 5, None)),
+                    Action::SetField(OxmField::EthDst(MacAddr([0xaa, 0xbb, 0xcc, 0, 0, 1]), None)),
+                    Action::Output {
+                        port: 0xffff_fffd,
+                        max_len: 0xffff,
+                    },
+                ]),
+                Instruction::WriteActions(vec![Action::Group(3), Action::SetQueue(2), Action::PopVlan]),
+                Instruction::WriteMetadata { metadata: 1, mask: 3 },
+                Instruction::Meter(9),
+                Instruction::GotoTable(2),
+            ],
+        })
+    }
+
+    fn desc_request13() -> Body {
+        Body::MultipartRequest(MultipartRequest {
+            flags: 0,
+            body: MultipartRequestBody::Desc,
+        })
+    }
+
+    fn phy_port() -> PhyPort10 {
+        let mut name = [0u8; 16];
+        name[..4].copy_from_slice(b"eth1");
+        PhyPort10 {
+            port_no: 1,
+            hw_addr: MacAddr([2, 0, 0, 0, 0, 1]),
+            name,
+            config: 0,
+            state: 0,
+            curr: 0x40,
+            advertised: 0,
+            supported: 0,
+            peer: 0,
+        }
+    }
+
+    fn port13() -> Port13 {
+        let mut name = [0u8; 16];
+        name[..3].copy_from_slice(b"p13");
+        Port13 {
+            port_no: 13,
+            hw_addr: MacAddr([2, 0, 0, 0, 0, 13]),
+            name,
+            config: 1,
+            state: 4,
+            curr: 0x800,
+            advertised: 0,
+            supported: 0,
+            peer: 0,
+            curr_speed: 10_000_000,
+            max_speed: 10_000_000,
+        }
+    }
+
+    /// One message of every modelled body of both versions, plus opaque ones.
+    fn every_message() -> Vec<u8> {
+        let (v10, v13) = (Version::V1_0, Version::V1_3);
+        let fsr10 = FlowStatsRequest {
+            table_id: 0xff,
+            out_port: 0xffff,
+            out_group: 0,
+            cookie: 0,
+            cookie_mask: 0,
+            matches: FlowMatch::V10(Match10::default()),
+        };
+        let fsr13 = FlowStatsRequest {
+            table_id: 0xff,
+            out_port: 0xffff_ffff,
+            out_group: 0xffff_ffff,
+            cookie: 5,
+            cookie_mask: 7,
+            matches: FlowMatch::Oxm(oxm()),
+        };
+        let fs = |v: Version| FlowStats {
+            table_id: 0,
+            duration_sec: 5,
+            duration_nsec: 6,
+            priority: 100,
+            idle_timeout: 1,
+            hard_timeout: 2,
+            flags: if v == Version::V1_0 { 0 } else { 1 },
+            cookie: 9,
+            packet_count: 10,
+            byte_count: 1000,
+            matches: if v == Version::V1_0 {
+                FlowMatch::V10(Match10::default())
+            } else {
+                FlowMatch::Oxm(oxm())
+            },
+            actions: if v == Version::V1_0 {
+                vec![Action::Output { port: 1, max_len: 0 }]
+            } else {
+                vec![]
+            },
+            instructions: if v == Version::V1_0 {
+                vec![]
+            } else {
+                vec![Instruction::ClearActions]
+            },
+        };
+        let ps = |v: Version| PortStats {
+            port_no: 1,
+            counters: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12],
+            duration_sec: if v == Version::V1_0 { 0 } else { 3 },
+            duration_nsec: if v == Version::V1_0 { 0 } else { 4 },
+        };
+        let ts = |v: Version| {
+            let mut name = [0u8; 32];
+            if v == Version::V1_0 {
+                name[..7].copy_from_slice(b"classif");
+            }
+            TableStats {
+                table_id: 0,
+                name,
+                wildcards: if v == Version::V1_0 { 0x3fffff } else { 0 },
+                max_entries: if v == Version::V1_0 { 1024 } else { 0 },
+                active_count: 3,
+                lookup_count: 100,
+                matched_count: 90,
+            }
+        };
+        let mut out = Vec::new();
+        for v in [v10, v13] {
+            let v10 = v == Version::V1_0;
+            let mut bodies = vec![
+                Body::Hello(Hello::with_versions(&[Version::V1_0, Version::V1_3])),
+                Body::Hello(Hello::default()),
+                Body::Error(ErrorMsg {
+                    kind: 1,
+                    code: 2,
+                    data: vec![1, 2, 3],
+                }),
+                Body::EchoRequest(vec![0xbe, 0xef]),
+                Body::EchoReply(vec![]),
+                Body::FeaturesRequest,
+                Body::FeaturesReply(FeaturesReply {
+                    datapath_id: 0x0000_0200_0000_0001,
+                    n_buffers: 256,
+                    n_tables: 4,
+                    auxiliary_id: if v10 { 0 } else { 1 },
+                    capabilities: 0xc7,
+                    actions: if v10 { 0xfff } else { 0 },
+                    ports: if v10 { vec![phy_port()] } else { vec![] },
+                }),
+                Body::GetConfigRequest,
+                Body::GetConfigReply(SwitchConfig {
+                    flags: 0,
+                    miss_send_len: 128,
+                }),
+                Body::SetConfig(SwitchConfig {
+                    flags: 1,
+                    miss_send_len: 0xffff,
+                }),
+                Body::PacketIn(PacketIn {
+                    buffer_id: 0xffff_ffff,
+                    total_len: 4,
+                    reason: 1,
+                    in_port: if v10 { 3 } else { 0 },
+                    table_id: if v10 { 0 } else { 2 },
+                    cookie: if v10 { 0 } else { 0xabc },
+                    oxm: if v10 {
+                        OxmMatch::default()
+                    } else {
+                        OxmMatch {
+                            fields: vec![OxmField::InPort(3)],
+                        }
+                    },
+                    data: vec![1, 2, 3, 4],
+                }),
+                Body::FlowRemoved(FlowRemoved {
+                    cookie: 1,
+                    priority: 2,
+                    reason: 0,
+                    table_id: if v10 { 0 } else { 3 },
+                    duration_sec: 4,
+                    duration_nsec: 5,
+                    idle_timeout: 6,
+                    hard_timeout: if v10 { 0 } else { 7 },
+                    packet_count: 8,
+                    byte_count: 9,
+                    matches: if v10 {
+                        FlowMatch::V10(Match10::default())
+                    } else {
+                        FlowMatch::Oxm(oxm())
+                    },
+                }),
+                Body::PortStatus(PortStatus {
+                    reason: 2,
+                    port: if v10 {
+                        Port::V10(phy_port())
+                    } else {
+                        Port::V13(port13())
+                    },
+                }),
+                Body::PacketOut(PacketOut {
+                    buffer_id: 0xffff_ffff,
+                    in_port: if v10 { 0xfffd } else { 0xffff_fffd },
+                    actions: vec![Action::Output { port: 1, max_len: 0 }],
+                    data: vec![0xde, 0xad],
+                }),
+                if v10 { flow_mod10() } else { flow_mod13() },
+                Body::BarrierRequest,
+                Body::BarrierReply,
+            ];
+            let fsr = if v10 { fsr10.clone() } else { fsr13.clone() };
+            for body in [
+                MultipartRequestBody::Desc,
+                MultipartRequestBody::Flow(fsr.clone()),
+                MultipartRequestBody::Aggregate(fsr),
+                MultipartRequestBody::PortStats(if v10 { 0xffff } else { 0xffff_fffc }),
+                MultipartRequestBody::Table,
+                MultipartRequestBody::Other {
+                    kind: 9,
+                    body: vec![0, 0, 0, 1, 0, 0, 0, 0],
+                },
+            ] {
+                bodies.push(Body::MultipartRequest(MultipartRequest { flags: 0, body }));
+            }
+            let mut replies = vec![
+                MultipartReplyBody::Desc(DescStats {
+                    mfr_desc: b"Tandem".to_vec(),
+                    hw_desc: b"sim".to_vec(),
+                    sw_desc: b"0.1".to_vec(),
+                    serial_num: b"42".to_vec(),
+                    dp_desc: b"tor-1".to_vec(),
+                }),
+                MultipartReplyBody::Flow(vec![fs(v), fs(v)]),
+                MultipartReplyBody::Aggregate(AggregateStats {
+                    packet_count: 1,
+                    byte_count: 2,
+                    flow_count: 3,
+                }),
+                MultipartReplyBody::PortStats(vec![ps(v)]),
+                MultipartReplyBody::Table(vec![ts(v)]),
+                MultipartReplyBody::Other {
+                    kind: 0xffff,
+                    body: vec![0, 0, 0x23, 0x20, 1, 2, 3, 4],
+                },
+            ];
+            if !v10 {
+                bodies.push(Body::MultipartRequest(MultipartRequest {
+                    flags: 0,
+                    body: MultipartRequestBody::PortDesc,
+                }));
+                replies.push(MultipartReplyBody::PortDesc(vec![port13()]));
+            }
+            for body in replies {
+                bodies.push(Body::MultipartReply(MultipartReply { flags: 1, body }));
+            }
+            // Opaque: 1.0 port_mod and vendor, 1.3 meter_mod, group_mod and role_request.
+            let opaque: &[u8] = if v10 { &[15, 4] } else { &[29, 15, 24] };
+            for &code in opaque {
+                bodies.push(Body::Opaque {
+                    type_code: code,
+                    body: vec![0, 1, 2, 3, 4, 5, 6, 7],
+                });
+            }
+            for (i, body) in bodies.into_iter().enumerate() {
+                out.extend(msg(v, i as u32, body));
+            }
+        }
+        // A version this codec does not model.
+        out.extend([5, 0, 0, 8, 0, 0, 0, 99]);
+        out
+    }
+
+    fn lines(stdout: &[u8]) -> Vec<serde_json::Value> {
+        text(stdout)
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("each line is JSON"))
+            .collect()
+    }
+
+    #[test]
+    fn decode_prints_spec_names() {
+        let s = Scratch::new("cli-of");
+        let f = s.join("msgs.bin");
+        let mut bytes = msg(Version::V1_0, 11, flow_mod10());
+        bytes.extend(msg(Version::V1_3, 12, flow_mod13()));
+        bytes.extend(msg(Version::V1_3, 13, desc_request13()));
+        std::fs::write(&f, &bytes).unwrap();
+        let o = tandem(&["of", "decode", f.to_str().unwrap()]);
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        let v = lines(&o.stdout);
+        assert_eq!(v.len(), 3, "{}", text(&o.stdout));
+
+        let a = &v[0];
+        assert_eq!(
+            (a["version"].as_u64(), a["type"].as_str(), a["xid"].as_u64()),
+            (Some(1), Some("flow_mod"), Some(11))
+        );
+        assert_eq!(a["command"], "add");
+        assert_eq!(
+            (
+                a["priority"].as_u64(),
+                a["idle_timeout"].as_u64(),
+                a["hard_timeout"].as_u64()
+            ),
+            (Some(100), Some(10), Some(30))
+        );
+        assert_eq!(
+            (a["cookie"].as_u64(), a["buffer_id"].as_u64(), a["out_port"].as_u64()),
+            (Some(0x1234), Some(0xffff_ffff), Some(0xffff))
+        );
+        assert_eq!(a["match"]["in_port"], 3);
+        assert_eq!(a["match"]["dl_src"], "02:00:00:00:00:01");
+        assert_eq!(a["match"]["dl_type"], 0x0800);
+        assert_eq!(a["match"]["nw_dst"], "10.0.0.2");
+        assert_eq!(a["match"]["wildcards"], 0x3820ef);
+        assert_eq!(a["actions"][0]["type"], "set_vlan_vid");
+        assert_eq!(a["actions"][1]["type"], "output");
+        assert_eq!(a["actions"][1]["port"], 2);
+        assert_eq!(a["actions"][2]["type"], "enqueue");
+        assert!(a.get("raw").is_none() && a.get("body_hex").is_none());
+
+        let b = &v[1];
+        assert_eq!(
+            (b["version"].as_u64(), b["type"].as_str(), b["xid"].as_u64()),
+            (Some(4), Some("flow_mod"), Some(12))
+        );
+        assert_eq!(b["command"], "modify_strict");
+        assert_eq!(
+            (
+                b["table_id"].as_u64(),
+                b["cookie_mask"].as_u64(),
+                b["out_group"].as_u64()
+            ),
+            (Some(1), Some(0xff), Some(0xffff_ffff))
+        );
+        assert_eq!(b["match"]["in_port"], 5);
+        assert_eq!(b["match"]["eth_type"], 0x0800);
+        assert_eq!(b["match"]["ipv4_dst"], "10.1.0.0");
+        assert_eq!(b["match"]["ipv4_dst_mask"], "255.255.0.0");
+        assert_eq!(b["match"]["tcp_dst"], 80);
+        assert_eq!(b["match"]["eth_src"], "02:00:00:00:00:09");
+        let apply = &b["instructions"][0];
+        assert_eq!(apply["type"], "apply_actions");
+        assert_eq!(apply["actions"][0]["type"], "push_vlan");
+        assert_eq!(apply["actions"][1]["type"], "set_field");
+        assert_eq!(apply["actions"][1]["field"]["vlan_vid"], 0x1005);
+        assert_eq!(apply["actions"][2]["field"]["eth_dst"], "aa:bb:cc:00:00:01");
+        assert_eq!(b["instructions"][1]["actions"][0]["type"], "group");
+        assert_eq!(b["instructions"][4]["type"], "goto_table");
+
+        let c = &v[2];
+        assert_eq!(
+            (c["version"].as_u64(), c["type"].as_str(), c["xid"].as_u64()),
+            (Some(4), Some("multipart_request"), Some(13))
+        );
+        assert_eq!(c["multipart_type"], "desc");
+        assert_eq!(c["flags"], 0);
+
+        // The match keeps the wire order of its fields (a JSON object, written in order).
+        let line = text(&o.stdout).lines().nth(1).unwrap().to_string();
+        let at = |k: &str| line.find(&format!("\"{k}\"")).unwrap();
+        assert!(at("in_port") < at("eth_type") && at("tcp_dst") < at("eth_src"));
+    }
+
+    fn encode_stdin(json: &[u8]) -> std::process::Output {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_tandem"))
+            .args(["of", "encode", "-"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(json).unwrap();
+        child.wait_with_output().unwrap()
+    }
+
+    #[test]
+    fn decode_then_encode_gives_the_same_bytes() {
+        let s = Scratch::new("cli-of");
+        let f = s.join("every.bin");
+        let bytes = every_message();
+        std::fs::write(&f, &bytes).unwrap();
+        let o = tandem(&["of", "decode", f.to_str().unwrap()]);
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        let v = lines(&o.stdout);
+        // Every modelled body is printed with its fields, never as raw bytes.
+        for j in &v {
+            assert!(j.get("raw").is_none(), "fell back to raw: {j}");
+        }
+        let types: Vec<&str> = v.iter().map(|j| j["type"].as_str().unwrap()).collect();
+        for t in [
+            "stats_request",
+            "stats_reply",
+            "port_mod",
+            "vendor",
+            "multipart_reply",
+            "meter_mod",
+            "group_mod",
+            "role_request",
+        ] {
+            assert!(types.contains(&t), "no {t} in {types:?}");
+        }
+        let mps: Vec<&str> = v.iter().filter_map(|j| j["multipart_type"].as_str()).collect();
+        for t in [
+            "desc",
+            "flow",
+            "aggregate",
+            "port_stats",
+            "table",
+            "meter",
+            "port_desc",
+            "experimenter",
+        ] {
+            assert!(mps.contains(&t), "no multipart {t} in {mps:?}");
+        }
+        let meter = v.iter().find(|j| j["type"] == "meter_mod").unwrap();
+        assert_eq!(meter["body_hex"], "0001020304050607");
+        let pin = v
+            .iter()
+            .find(|j| j["type"] == "packet_in" && j["version"] == 4)
+            .unwrap();
+        assert_eq!((pin["reason"].as_u64(), pin["cookie"].as_u64()), (Some(1), Some(0xabc)));
+        assert_eq!(pin["match"]["in_port"], 3);
+        assert_eq!(pin["data_hex"], "01020304");
+
+        // Through a file ...
+        let json = s.join("every.json");
+        std::fs::write(&json, &o.stdout).unwrap();
+        let back = s.join("back.bin");
+        let e = tandem(&["of", "encode", json.to_str().unwrap(), "--out", back.to_str().unwrap()]);
+        assert!(e.status.success(), "{}", text(&e.stderr));
+        assert_eq!(std::fs::read(&back).unwrap(), bytes);
+        // ... and through standard input and output.
+        let e = encode_stdin(&o.stdout);
+        assert!(e.status.success(), "{}", text(&e.stderr));
+        assert_eq!(e.stdout, bytes);
+    }
+
+    /// An Ethernet + IPv4 + TCP frame (checksums left zero: decoders do not check them).
+    fn frame(src: ([u8; 4], u16), dst: ([u8; 4], u16), seq: u32, flags: u8, payload: &[u8]) -> Vec<u8> {
+        let mut f = vec![2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 0x08, 0x00];
+        let total = (20 + 20 + payload.len()) as u16;
+        f.extend([0x45, 0, (total >> 8) as u8, total as u8, 0, 0, 0x40, 0, 64, 6, 0, 0]);
+        f.extend(src.0);
+        f.extend(dst.0);
+        f.extend(src.1.to_be_bytes());
+        f.extend(dst.1.to_be_bytes());
+        f.extend(seq.to_be_bytes());
+        f.extend([0, 0, 0, 0, 0x50, flags, 0xff, 0xff, 0, 0, 0, 0]);
+        f.extend(payload);
+        f
+    }
+
+    #[test]
+    fn decode_reads_an_openflow_session_capture() {
+        let s = Scratch::new("cli-of");
+        let f = s.join("session.pcap");
+        let sw = ([10, 0, 0, 1], 40000u16);
+        let ctl = ([10, 0, 0, 2], 6653u16);
+        let hello = msg(Version::V1_3, 1, Body::Hello(Hello::with_versions(&[Version::V1_3])));
+        let feat = msg(Version::V1_3, 2, Body::FeaturesRequest);
+        let fm = msg(Version::V1_3, 3, flow_mod13());
+        let mut w = TraceWriter::ethernet(Vec::new()).unwrap();
+        let mut put = |ts: u64, fr: Vec<u8>| w.write(ts, &fr, fr.len() as u32).unwrap();
+        let t0 = 1_700_000_000_000_000_000u64;
+        put(t0, frame(sw, ctl, 100, 0x02, &[])); // SYN
+        put(t0 + 1_000, frame(ctl, sw, 500, 0x12, &[])); // SYN-ACK
+        put(t0 + 2_000, frame(sw, ctl, 101, 0x18, &hello));
+        // The controller's hello and features request in one segment, its flow_mod split in two.
+        let mut both = hello.clone();
+        both.extend(&feat);
+        put(t0 + 3_000, frame(ctl, sw, 501, 0x18, &both));
+        let at = 501 + both.len() as u32;
+        put(t0 + 4_000, frame(ctl, sw, at, 0x18, &fm[..20]));
+        put(t0 + 5_000_000, frame(ctl, sw, at + 20, 0x18, &fm[20..]));
+        // A retransmission of the last segment is not printed twice.
+        put(t0 + 6_000_000, frame(ctl, sw, at + 20, 0x18, &fm[20..]));
+        // Another TCP connection is ignored.
+        put(
+            t0 + 7_000_000,
+            frame(([10, 0, 0, 3], 1234), ([10, 0, 0, 4], 80), 1, 0x18, &hello),
+        );
+        // A broken message (length 4) in the switch's direction: an error line, then nothing more.
+        put(
+            t0 + 8_000_000,
+            frame(sw, ctl, 101 + hello.len() as u32, 0x18, &[4, 0, 0, 4, 0, 0, 0, 0]),
+        );
+        std::fs::write(&f, w.into_inner()).unwrap();
+
+        let o = tandem(&["of", "decode", f.to_str().unwrap()]);
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        let v = lines(&o.stdout);
+        assert_eq!(v.len(), 5, "{}", text(&o.stdout));
+        assert_eq!(v[0]["type"], "hello");
+        assert_eq!(v[0]["direction"], "10.0.0.1:40000->10.0.0.2:6653");
+        assert!((v[0]["ts"].as_f64().unwrap() - 1.7e9).abs() < 1.0);
+        assert_eq!(v[1]["type"], "hello");
+        assert_eq!(v[1]["direction"], "10.0.0.2:6653->10.0.0.1:40000");
+        assert_eq!(v[2]["type"], "features_request");
+        assert_eq!(v[3]["type"], "flow_mod");
+        assert_eq!(v[3]["xid"], 3);
+        let dt = v[3]["ts"].as_f64().unwrap() - v[0]["ts"].as_f64().unwrap();
+        assert!((dt - 0.004998).abs() < 1e-4, "{dt}");
+        assert!(v[4]["error"].as_str().is_some(), "{}", v[4]);
+        assert_eq!(v[4]["direction"], "10.0.0.1:40000->10.0.0.2:6653");
+
+        // The messages re-encode (ts and direction are ignored by encode).
+        let good: Vec<u8> = text(&o.stdout)
+            .lines()
+            .take(4)
+            .flat_map(|l| format!("{l}\n").into_bytes())
+            .collect();
+        let e = encode_stdin(&good);
+        assert!(e.status.success(), "{}", text(&e.stderr));
+        let mut want = hello.clone();
+        want.extend(&hello);
+        want.extend(&feat);
+        want.extend(&fm);
+        assert_eq!(e.stdout, want);
+    }
+
+    #[test]
+    fn what_the_fields_cannot_say_stays_raw() {
+        let s = Scratch::new("cli-of");
+        let f = s.join("odd.bin");
+        // An OpenFlow 1.0 packet_in whose pad byte is 0x77; a message of an unnamed type.
+        let mut b = vec![
+            1, 10, 0, 20, 0, 0, 0, 5, 0xff, 0xff, 0xff, 0xff, 0, 2, 0, 3, 1, 0x77, 0xab, 0xcd,
+        ];
+        b.extend([4, 99, 0, 10, 0, 0, 0, 6, 1, 2]);
+        std::fs::write(&f, &b).unwrap();
+        let o = tandem(&["of", "decode", f.to_str().unwrap()]);
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        let v = lines(&o.stdout);
+        assert_eq!(
+            (v[0]["type"].as_str(), v[0]["in_port"].as_u64()),
+            (Some("packet_in"), Some(3))
+        );
+        assert_eq!(
+            (v[0]["raw"].as_bool(), v[0]["body_hex"].as_str()),
+            (Some(true), Some("ffffffff000200030177abcd"))
+        );
+        assert_eq!(
+            (v[1]["type"].as_str(), v[1]["type_code"].as_u64()),
+            (Some("unknown"), Some(99))
+        );
+        let e = encode_stdin(&o.stdout);
+        assert!(e.status.success(), "{}", text(&e.stderr));
+        assert_eq!(e.stdout, b);
+    }
+
+    #[test]
+    fn bad_openflow_input_is_one_line_and_exit_2() {
+        let s = Scratch::new("cli-of");
+        let one_line = |o: &std::process::Output, want: &str| {
+            assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+            let e = text(&o.stderr);
+            assert_eq!(e.lines().count(), 1, "{e}");
+            assert!(e.contains(want), "{e} lacks {want}");
+        };
+        // A raw file cut inside its second message.
+        let f = s.join("cut.bin");
+        let mut b = msg(Version::V1_0, 1, Body::BarrierRequest);
+        b.extend(&msg(Version::V1_0, 2, flow_mod10())[..30]);
+        std::fs::write(&f, &b).unwrap();
+        let o = tandem(&["of", "decode", f.to_str().unwrap()]);
+        one_line(&o, "cut.bin: byte 8: truncated");
+        // A message whose body does not parse.
+        let f = s.join("bad.bin");
+        std::fs::write(&f, [1, 5, 0, 10, 0, 0, 0, 1, 0, 0]).unwrap();
+        one_line(&tandem(&["of", "decode", f.to_str().unwrap()]), "bad.bin: byte 0:");
+        // A length below the header.
+        std::fs::write(&f, [4, 0, 0, 2, 0, 0, 0, 1]).unwrap();
+        one_line(
+            &tandem(&["of", "decode", f.to_str().unwrap()]),
+            "byte 0: not an OpenFlow message",
+        );
+        // A missing file.
+        one_line(
+            &tandem(&["of", "decode", s.join("nope.bin").to_str().unwrap()]),
+            "nope.bin",
+        );
+        // JSON: not JSON, an unknown type, a missing field, a bad value: each names its line.
+        let j = s.join("bad.json");
+        let out = s.join("out.bin");
+        let good = r#"{"version":4,"type":"barrier_request","xid":1}"#;
+        for (bad, want) in [
+            ("{nope", "bad.json: line 2: not JSON"),
+            (
+                r#"{"version":4,"type":"frobnicate","xid":1}"#,
+                "line 2: no message type `frobnicate`",
+            ),
+            (r#"{"version":4,"type":"flow_mod","xid":1}"#, "line 2: missing field"),
+            (
+                r#"{"version":1,"type":"echo_request","xid":1,"data_hex":"zz"}"#,
+                "line 2: field `data_hex`",
+            ),
+            (
+                r#"{"version":4,"type":"meter_mod","xid":1}"#,
+                "line 2: message type `meter_mod` needs `body_hex`",
+            ),
+            (
+                r#"{"version":4,"type":"set_config","xid":1,"flags":70000,"miss_send_len":1}"#,
+                "line 2: field `flags`",
+            ),
+        ] {
+            std::fs::write(&j, format!("{good}\n{bad}\n")).unwrap();
+            let o = tandem(&["of", "encode", j.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+            one_line(&o, want);
+        }
+    }
+}
