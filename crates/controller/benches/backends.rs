@@ -1,0 +1,66 @@
+//! Events per second of the scalar and the batched CPU backend running the L2 learning switch,
+//! for the paper's packet_in sizes (its Figures 4 and 6): 62 B, 82 B and a 50/50 mix.
+//!
+//! The sizes are those of the whole OpenFlow 1.0 packet_in message (8-byte header, 10-byte
+//! packet_in header, then the frame), so the frames are 44 and 64 bytes. A batch holds 1024
+//! events from 4 datapaths with 64 stations each, sorted by size as the pool hands it out; the
+//! switch is warmed first, so the timed batches are the steady state (all stations known).
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use std::hint::black_box;
+use tandem_controller::{Backend, CpuBackend, Event, L2Config, L2Switch, PacketInEvent, ScalarBackend};
+use tandem_wire::openflow::Version;
+
+const BATCH: usize = 1024;
+const STATIONS: u64 = 64;
+
+/// Deterministic events: station `s` of datapath `d` sits on port `s + 1`.
+fn batch(frame_len: impl Fn(usize) -> usize) -> Vec<Event> {
+    let mut v: Vec<Event> = (0..BATCH)
+        .map(|i| {
+            let h = (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            let (dpid, src, dst) = (h % 4, (h >> 8) % STATIONS, (h >> 20) % STATIONS);
+            let mut f = vec![0u8; frame_len(i)];
+            f[0..6].copy_from_slice(&[2, 0, 0, 0, 0, dst as u8]);
+            f[6..12].copy_from_slice(&[2, 0, 0, 0, 0, src as u8]);
+            let len = f.len() as u16;
+            let packet_in = PacketInEvent::from_frame(Version::V1_0, i as u32, i as u32, src as u32 + 1, len, f)
+                .expect("frame has an ethernet header");
+            Event { dpid, packet_in }
+        })
+        .collect();
+    v.sort_by_key(Event::size);
+    v
+}
+
+fn run<B: Backend<L2Switch>>(c: &mut Criterion, group: &str, mut make: impl FnMut() -> B) {
+    let mut g = c.benchmark_group(group);
+    g.throughput(Throughput::Elements(BATCH as u64));
+    let sizes: [(&str, Vec<Event>); 3] = [
+        ("62B", batch(|_| 44)),
+        ("82B", batch(|_| 64)),
+        ("mixed", batch(|i| if i % 2 == 0 { 44 } else { 64 })),
+    ];
+    for (name, events) in &sizes {
+        let mut sw = L2Switch::new(L2Config::default());
+        let mut backend = make();
+        let mut out = Vec::with_capacity(2 * BATCH);
+        backend.process(0, events, &mut sw, &mut out);
+        g.bench_with_input(BenchmarkId::from_parameter(name), events, |b, events| {
+            b.iter(|| {
+                out.clear();
+                backend.process(0, black_box(events), &mut sw, &mut out);
+                black_box(out.len())
+            })
+        });
+    }
+    g.finish();
+}
+
+fn backends(c: &mut Criterion) {
+    run(c, "scalar", || ScalarBackend);
+    run(c, "cpu", CpuBackend::new);
+}
+
+criterion_group!(benches, backends);
+criterion_main!(benches);

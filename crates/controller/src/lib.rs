@@ -1,0 +1,30 @@
+//! Sans-IO core of a batched OpenFlow controller, after "GPU-accelerated SDN controller" (the
+//! seed paper in `shared/seeds/gpu-sdn-controller.txt`): packet_in events are pooled, a pool is
+//! handed out as a batch when it is full or its oldest event has waited long enough, the batch is
+//! sorted by event size (the paper groups sorted events by 32 for its GPU kernel) and processed by
+//! a backend running an application, here the paper's L2 learning switch.
+//!
+//! Nothing here reads a clock, opens a socket or keeps a global: every state machine is fed
+//! `(now_ps, input)` and returns what to send as [`Reply`] values for the driver to encode.
+//!
+//! * [`event`]: [`PacketInEvent`], the compact owned summary of a packet_in, and [`Event`], one
+//!   addressed to a datapath;
+//! * [`app`]: the [`App`] trait applications implement and the [`Reply`] they produce;
+//! * [`l2`]: the L2 learning switch ([`L2Switch`]) for OpenFlow 1.0 and 1.3;
+//! * [`pool`]: the batching [`Pool`];
+//! * [`backend`]: [`Backend`]s that run a batch through an app: [`ScalarBackend`] (one event at a
+//!   time) and [`CpuBackend`] (the learning switch in two batched phases, same replies).
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod app;
+pub mod backend;
+pub mod event;
+pub mod l2;
+pub mod pool;
+
+pub use app::{App, Reply};
+pub use backend::{Backend, CpuBackend, ScalarBackend};
+pub use event::{Event, EventError, PacketInEvent};
+pub use l2::{L2Config, L2Counters, L2Switch};
+pub use pool::{Pool, PoolConfig, PoolConfigError, GROUP_SIZE};
