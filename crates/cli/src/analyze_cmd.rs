@@ -225,7 +225,7 @@ fn load_records(file: &Path, quiet: bool) -> Result<Vec<FlowRecord>, CliError> {
 
 /// `tandem analyze coswitch`.
 pub fn coswitch(file: &Path, speedup: f64, servers: u32, out: Option<&Path>, quiet: bool) -> Result<(), CliError> {
-    use tandem_coswitch::model::replay::{replay, ReplayOptions};
+    use tandem_coswitch::model::replay::{replay, replay_csv, threshold_label, ReplayOptions};
     if !(speedup > 0.0 && speedup.is_finite()) {
         return Err(CliError::Input("--speedup must be a positive number".into()));
     }
@@ -246,11 +246,6 @@ pub fn coswitch(file: &Path, speedup: f64, servers: u32, out: Option<&Path>, qui
         Path::new("results").join(format!("coswitch-{stem}"))
     });
     std::fs::create_dir_all(&out_dir).map_err(|e| CliError::runtime(&out_dir, e))?;
-    let mut csv = String::from(
-        "approach,packets,offered_pps,server_cpu,switch_cpu,tcam_mean,tcam_max,switch_installs,table_full,\
-         slow_path_packets,upcalls,elephant_packets,threshold,dropped\n",
-    );
-    let mut periods = String::from("approach,t_s,threshold,server_cpu,switch_cpu,tcam,pps\n");
     println!(
         "{} flows from {}, speed-up {speedup}, {servers} server(s)",
         records.len(),
@@ -261,43 +256,6 @@ pub fn coswitch(file: &Path, speedup: f64, servers: u32, out: Option<&Path>, qui
         "approach", "offered pps", "server cpu", "switch cpu", "tcam max", "threshold", "dropped"
     );
     for (a, o) in &runs {
-        let dropped: u64 = o.drops.iter().map(|(_, n)| n).sum();
-        let threshold = if *a == tandem_coswitch::model::network::Approach::CoSwitch {
-            o.threshold.to_string()
-        } else {
-            "-".into()
-        };
-        let _ = writeln!(
-            csv,
-            "{},{},{:.1},{:.4},{:.4},{:.1},{},{},{},{},{},{},{},{}",
-            a.name(),
-            o.packets,
-            o.offered_pps,
-            o.server_cpu,
-            o.switch_cpu,
-            o.tcam_mean,
-            o.tcam_max,
-            o.switch_installs,
-            o.table_full,
-            o.slow_path_packets,
-            o.upcalls,
-            o.elephant_packets,
-            threshold,
-            dropped
-        );
-        for x in &o.samples {
-            let _ = writeln!(
-                periods,
-                "{},{},{},{:.4},{:.4},{},{:.0}",
-                a.name(),
-                x.t,
-                x.threshold,
-                x.server_cpu,
-                x.switch_cpu,
-                x.tcam,
-                x.pps
-            );
-        }
         println!(
             "{:<14} {:>11.0} {:>9.1}% {:>9.1}% {:>9} {:>9} {:>9}",
             a.name(),
@@ -305,10 +263,11 @@ pub fn coswitch(file: &Path, speedup: f64, servers: u32, out: Option<&Path>, qui
             o.server_cpu * 100.0,
             o.switch_cpu * 100.0,
             o.tcam_max,
-            threshold,
-            dropped
+            threshold_label(*a, o),
+            o.drops.iter().map(|(_, n)| n).sum::<u64>()
         );
     }
+    let (csv, periods) = replay_csv(&runs);
     write(&out_dir.join("replay.csv"), &csv)?;
     write(&out_dir.join("periods.csv"), &periods)?;
     println!("results in {}", out_dir.display());

@@ -108,12 +108,17 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
     (ctx.status)("closed loop and frozen threshold through a step in the mice");
     let (lp, frozen) = step_runs(s)?;
     let (step, end) = (s.step_at as f64 / SEC as f64, s.duration as f64 / SEC as f64);
-    let mut csv =
-        String::from("t_s,threshold,server_cpu,switch_cpu,tcam,pps,frozen_server_cpu,frozen_switch_cpu,frozen_tcam\n");
+    let mut csv = format!(
+        "{},frozen_server_cpu,frozen_switch_cpu,frozen_tcam\n",
+        Sample::CSV_HEADER
+    );
     for (a, b) in lp.samples.iter().zip(&frozen.samples) {
         csv.push_str(&format!(
-            "{},{},{:.4},{:.4},{},{:.0},{:.4},{:.4},{}\n",
-            a.t, a.threshold, a.server_cpu, a.switch_cpu, a.tcam, a.pps, b.server_cpu, b.switch_cpu, b.tcam
+            "{},{:.4},{:.4},{}\n",
+            a.csv_fields(),
+            b.server_cpu,
+            b.switch_cpu,
+            b.tcam
         ));
     }
     write(ctx, "adapt.csv", &csv)?;

@@ -11,9 +11,9 @@
 //! * Figure 10: the switch CPU against the load: physical only saturates over 7.7 kpps;
 //!   CoSwitch's grows much more slowly.
 
-use super::network::{Approach, DropReason, NetConfig};
+use super::network::{Approach, DropReason, NetConfig, Outcome};
 use super::profile::{saturation_kpps, PAPER_SWITCH_CPU_KPPS, SATURATED};
-use super::sweep::{crossing, point, Point};
+use super::sweep::{crossing, interpolate, point, Point};
 use crate::types::SEC;
 use tandem_sim::experiment::{
     par_map, threads, write, Experiment, ExperimentCtx, ExperimentError, Report, Row, Target,
@@ -140,27 +140,19 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
         c.of(Approach::PhysicalOnly),
         c.of(Approach::CoSwitch),
     );
-    let mut csv = String::from(
-        "approach,load_kpps,offered_kpps,offered_mbytes_per_s,server_cpu,switch_cpu,tcam_mean,tcam_max,\
-         switch_installs,table_full,slow_path_packets,upcalls,elephant_packets,threshold,vswitch_cpu_drops,switch_cpu_drops\n",
+    let mut csv = format!(
+        "approach,load_kpps,offered_kpps,offered_mbytes_per_s,{},threshold,vswitch_cpu_drops,switch_cpu_drops\n",
+        Outcome::COST_CSV_HEADER
     );
     for p in &c.sweep {
         let o = &p.outcome;
         csv.push_str(&format!(
-            "{},{},{:.3},{:.3},{:.4},{:.4},{:.1},{},{},{},{},{},{},{},{},{}\n",
+            "{},{},{:.3},{:.3},{},{},{},{}\n",
             p.approach.name(),
             p.pps / 1e3,
             o.offered_pps / 1e3,
             mbytes(p),
-            o.server_cpu,
-            o.switch_cpu,
-            o.tcam_mean,
-            o.tcam_max,
-            o.switch_installs,
-            o.table_full,
-            o.slow_path_packets,
-            o.upcalls,
-            o.elephant_packets,
+            o.cost_csv_fields(),
             if p.approach == Approach::CoSwitch {
                 o.threshold
             } else {
@@ -423,21 +415,6 @@ pub fn sensitivity(cfg: &NetConfig, pps: f64) -> Result<Vec<(String, super::netw
         point(c, Approach::CoSwitch, pps).map(|p| (l.clone(), p.outcome))
     });
     out.into_iter().collect()
-}
-
-/// `y` at `x` on a curve sorted by x, linearly interpolated (clamped at the ends).
-pub fn interpolate(curve: &[(f64, f64)], x: f64) -> f64 {
-    let mut prev: Option<(f64, f64)> = None;
-    for &(x1, y1) in curve {
-        if x1 >= x {
-            return match prev {
-                Some((x0, y0)) if x1 > x0 => y0 + (y1 - y0) * (x - x0) / (x1 - x0),
-                _ => y1,
-            };
-        }
-        prev = Some((x1, y1));
-    }
-    prev.map_or(0.0, |(_, y)| y)
 }
 
 /// The `coswitch-compare` experiment.

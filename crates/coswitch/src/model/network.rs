@@ -273,7 +273,41 @@ pub struct Outcome {
     pub threshold_reversals: u64,
 }
 
+impl Sample {
+    /// The column names of [`Sample::csv_fields`].
+    pub const CSV_HEADER: &'static str = "t_s,threshold,server_cpu,switch_cpu,tcam,pps";
+
+    /// The sample as CSV fields (no line end), in the order of [`Sample::CSV_HEADER`].
+    pub fn csv_fields(&self) -> String {
+        format!(
+            "{},{},{:.4},{:.4},{},{:.0}",
+            self.t, self.threshold, self.server_cpu, self.switch_cpu, self.tcam, self.pps
+        )
+    }
+}
+
 impl Outcome {
+    /// The column names of [`Outcome::cost_csv_fields`].
+    pub const COST_CSV_HEADER: &'static str =
+        "server_cpu,switch_cpu,tcam_mean,tcam_max,switch_installs,table_full,slow_path_packets,upcalls,elephant_packets";
+
+    /// What the run cost each side, as CSV fields (no line end), in the order of
+    /// [`Outcome::COST_CSV_HEADER`].
+    pub fn cost_csv_fields(&self) -> String {
+        format!(
+            "{:.4},{:.4},{:.1},{},{},{},{},{},{}",
+            self.server_cpu,
+            self.switch_cpu,
+            self.tcam_mean,
+            self.tcam_max,
+            self.switch_installs,
+            self.table_full,
+            self.slow_path_packets,
+            self.upcalls,
+            self.elephant_packets
+        )
+    }
+
     /// Packets dropped for `reason`.
     pub fn dropped(&self, reason: DropReason) -> u64 {
         self.drops.iter().find(|(r, _)| *r == reason).map_or(0, |(_, n)| *n)

@@ -3,7 +3,7 @@
 //! [`FlowSpec::from_record`]; a speed-up compresses time as the paper "zooms in" its trace to
 //! raise the load.
 
-use super::network::{run, Approach, NetConfig, NetError, Outcome};
+use super::network::{run, Approach, NetConfig, NetError, Outcome, Sample};
 use super::workload::FlowSpec;
 use crate::types::{Time, SEC};
 use tandem_wire::flow::FlowRecord;
@@ -102,6 +102,40 @@ pub fn replay(records: &[FlowRecord], opts: &ReplayOptions) -> Result<Vec<(Appro
             run(&cfg, &flows).map(|o| (a, o)).map_err(ReplayError::Net)
         })
         .collect()
+}
+
+/// The runs as CSV: one row per approach (`replay.csv`) and one per approach and control
+/// period (`periods.csv`).
+pub fn replay_csv(runs: &[(Approach, Outcome)]) -> (String, String) {
+    let mut summary = format!(
+        "approach,packets,offered_pps,{},threshold,dropped\n",
+        Outcome::COST_CSV_HEADER
+    );
+    let mut periods = format!("approach,{}\n", Sample::CSV_HEADER);
+    for (a, o) in runs {
+        summary.push_str(&format!(
+            "{},{},{:.1},{},{},{}\n",
+            a.name(),
+            o.packets,
+            o.offered_pps,
+            o.cost_csv_fields(),
+            threshold_label(*a, o),
+            o.drops.iter().map(|(_, n)| n).sum::<u64>()
+        ));
+        for x in &o.samples {
+            periods.push_str(&format!("{},{}\n", a.name(), x.csv_fields()));
+        }
+    }
+    (summary, periods)
+}
+
+/// The threshold a run ended with, or `-` for an approach that has none.
+pub fn threshold_label(a: Approach, o: &Outcome) -> String {
+    if a == Approach::CoSwitch {
+        o.threshold.to_string()
+    } else {
+        "-".into()
+    }
 }
 
 #[cfg(test)]

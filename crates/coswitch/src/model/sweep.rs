@@ -1,9 +1,8 @@
 //! Helpers the CoSwitch experiments share: running one approach at one load, and reading a
-//! crossing point off a swept curve.
+//! crossing point or a value off a swept curve.
 
 use super::network::{flows_of, run, Approach, NetConfig, Outcome};
 use super::workload::{Stream, TraceMix};
-use crate::types::Time;
 use tandem_sim::experiment::ExperimentError;
 
 /// One point of a sweep.
@@ -50,9 +49,19 @@ pub fn crossing(points: &[(f64, f64)], level: f64) -> Option<f64> {
     None
 }
 
-/// `t` in whole seconds for labels.
-pub fn whole_secs(t: Time) -> u64 {
-    t / crate::types::SEC
+/// `y` at `x` on a curve sorted by x, linearly interpolated (clamped at the ends).
+pub fn interpolate(curve: &[(f64, f64)], x: f64) -> f64 {
+    let mut prev: Option<(f64, f64)> = None;
+    for &(x1, y1) in curve {
+        if x1 >= x {
+            return match prev {
+                Some((x0, y0)) if x1 > x0 => y0 + (y1 - y0) * (x - x0) / (x1 - x0),
+                _ => y1,
+            };
+        }
+        prev = Some((x1, y1));
+    }
+    prev.map_or(0.0, |(_, y)| y)
 }
 
 #[cfg(test)]
@@ -65,5 +74,8 @@ mod tests {
         assert_eq!(crossing(&pts, 0.4), Some(1.5));
         assert_eq!(crossing(&pts, 0.1), Some(1.0));
         assert_eq!(crossing(&pts, 1.5), None);
+        assert_eq!(interpolate(&pts, 2.5), 0.8);
+        assert_eq!(interpolate(&pts, 0.0), 0.2);
+        assert_eq!(interpolate(&pts, 9.0), 1.0);
     }
 }

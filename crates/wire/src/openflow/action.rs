@@ -85,21 +85,9 @@ impl Action {
 
     /// Reads one action from the start of `b`; returns it and its length.
     pub fn parse(version: Version, b: &[u8]) -> Result<(Action, usize)> {
-        need(b, 4)?;
-        let kind = read_u16(b, 0);
-        let len = usize::from(read_u16(b, 2));
-        if len < 8 || len % 8 != 0 {
-            return Err(Error::Malformed("action length"));
-        }
-        need(b, len)?;
-        let b = &b[..len];
-        let exact = |n: usize| {
-            if len == n {
-                Ok(())
-            } else {
-                Err(Error::Malformed("action length"))
-            }
-        };
+        let (kind, b) = tlv8(b, "action length")?;
+        let len = b.len();
+        let exact = |n: usize| exact_len(len, n, "action length");
         let a = match (version == Version::V1_0, kind) {
             (true, 0) => {
                 exact(8)?;
@@ -271,21 +259,9 @@ impl Instruction {
     }
     /// Reads one instruction from the start of `b`; returns it and its length.
     pub fn parse(b: &[u8]) -> Result<(Instruction, usize)> {
-        need(b, 4)?;
-        let kind = read_u16(b, 0);
-        let len = usize::from(read_u16(b, 2));
-        if len < 8 || len % 8 != 0 {
-            return Err(Error::Malformed("instruction length"));
-        }
-        need(b, len)?;
-        let b = &b[..len];
-        let exact = |n: usize| {
-            if len == n {
-                Ok(())
-            } else {
-                Err(Error::Malformed("instruction length"))
-            }
-        };
+        let (kind, b) = tlv8(b, "instruction length")?;
+        let len = b.len();
+        let exact = |n: usize| exact_len(len, n, "instruction length");
         let i = match kind {
             1 => {
                 exact(8)?;
@@ -368,6 +344,28 @@ pub fn emit_instructions(instructions: &[Instruction], buf: &mut [u8]) -> Result
         at += i.buffer_len();
     }
     Ok(())
+}
+
+/// Reads the type and length of the action or instruction TLV at the start of `b` (a length of
+/// at least 8 and a multiple of 8, as both specifications require) and returns the type and the
+/// TLV's bytes; `what` names the field in the error.
+fn tlv8<'a>(b: &'a [u8], what: &'static str) -> Result<(u16, &'a [u8])> {
+    need(b, 4)?;
+    let len = usize::from(read_u16(b, 2));
+    if len < 8 || len % 8 != 0 {
+        return Err(Error::Malformed(what));
+    }
+    need(b, len)?;
+    Ok((read_u16(b, 0), &b[..len]))
+}
+
+/// `Ok` when a TLV of a fixed-size kind has exactly that size.
+fn exact_len(len: usize, n: usize, what: &'static str) -> Result<()> {
+    if len == n {
+        Ok(())
+    } else {
+        Err(Error::Malformed(what))
+    }
 }
 
 #[cfg(test)]
