@@ -1,6 +1,7 @@
 //! `tandem`: the command line of the Tandem hybrid-switching platform.
 
 mod analyze_cmd;
+mod controller_cmd;
 mod error;
 mod of_cmd;
 mod pcap_cmd;
@@ -39,6 +40,11 @@ enum Command {
     /// Decode OpenFlow 1.0 / 1.3 messages (raw files or captures) to JSON lines, and back.
     #[command(subcommand)]
     Of(OfCommand),
+    /// Run the OpenFlow 1.0/1.3 controller (the paper's L2 learning switch on batched
+    /// backends), or read a running one's counters with `tandem controller stats`.
+    Controller(controller_cmd::ControllerArgs),
+    /// Benchmark an OpenFlow controller as cbench does (fake switches sending packet_in).
+    Ofbench(controller_cmd::OfBenchArgs),
     /// Run a built-in experiment and compare it with the paper (or ns-3) it reproduces.
     ///
     /// Writes CSV, PNG plots and results.md (a reference-vs-measured table) into the output
@@ -256,6 +262,8 @@ fn run(cli: Cli) -> Result<(), CliError> {
             out,
             quiet,
         }) => analyze_cmd::coswitch(&flows, speedup, servers, out.as_deref(), quiet),
+        Command::Controller(a) => controller_cmd::controller(a),
+        Command::Ofbench(a) => controller_cmd::ofbench(a),
         Command::Of(OfCommand::Decode { file }) => of_cmd::decode(&file),
         Command::Of(OfCommand::Encode { file, out }) => of_cmd::encode(&file, out.as_deref()),
         Command::Reproduce { list: true, .. } => sim_cmd::list(),

@@ -970,3 +970,84 @@ mod of {
         }
     }
 }
+
+// tandem controller / ofbench
+
+#[test]
+fn controller_and_ofbench_refuse_bad_input_in_one_line() {
+    let one_line_exit_2 = |args: &[&str], needle: &str| {
+        let o = tandem(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let err = text(&o.stderr);
+        assert!(err.contains(needle), "{args:?}: {err}");
+    };
+    one_line_exit_2(&["controller", "--backend", "gpu"], "unknown backend");
+    one_line_exit_2(
+        &["ofbench", "--loops", "3", "--warmup", "3"],
+        "warm-up loops (3) must be fewer than loops (3)",
+    );
+    one_line_exit_2(&["ofbench", "--of", "1.1"], "expected 1.0 or 1.3");
+    one_line_exit_2(
+        &["controller", "--listen", "127.0.0.1:0", "--batch", "0"],
+        "pool batch size is zero",
+    );
+    if !cfg!(feature = "cuda") {
+        let o = tandem(&["controller", "--listen", "127.0.0.1:0", "--backend", "cuda"]);
+        assert_eq!(o.status.code(), Some(2));
+        let err = text(&o.stderr);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains("--features cuda"), "{err}");
+    }
+}
+
+#[test]
+fn controller_serves_ofbench_and_reports_its_counters() {
+    let free_port = || {
+        std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port()
+    };
+    let (port, metrics) = (free_port(), free_port());
+    let listen = format!("127.0.0.1:{port}");
+    let metrics = format!("127.0.0.1:{metrics}");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tandem"))
+        .args([
+            "controller",
+            "--listen",
+            &listen,
+            "--metrics",
+            &metrics,
+            "--log",
+            "warn",
+        ])
+        .spawn()
+        .unwrap();
+    let o = tandem(&[
+        "ofbench",
+        "--controller",
+        &listen,
+        "--switches",
+        "2",
+        "--loops",
+        "3",
+        "--loop-ms",
+        "200",
+        "--macs",
+        "50",
+    ]);
+    let out = text(&o.stdout);
+    let stats = tandem(&["controller", "stats", "--metrics", &metrics]);
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(o.status.success(), "{out}{}", text(&o.stderr));
+    let result = out.lines().last().unwrap();
+    assert!(
+        result.starts_with("RESULT: 2 switches 2 tests min/max/avg/stdev = "),
+        "{out}"
+    );
+    let stats = text(&stats.stdout);
+    let handshakes = stats.lines().find(|l| l.starts_with("handshakes ")).unwrap_or_default();
+    assert!(handshakes.ends_with(" 2"), "{stats}");
+}

@@ -1,5 +1,7 @@
 //! Events per second of the scalar and the batched CPU backend running the L2 learning switch,
-//! for the paper's packet_in sizes (its Figures 4 and 6): 62 B, 82 B and a 50/50 mix.
+//! for the paper's packet_in sizes (its Figures 4 and 6): 62 B, 82 B and a 50/50 mix; also the
+//! GPU backend's host pipeline with its kernel run on the host (`packed`) and, built with
+//! `--features cuda` on a machine with an NVIDIA GPU, the `cuda` backend itself.
 //!
 //! The sizes are those of the whole OpenFlow 1.0 packet_in message (8-byte header, 10-byte
 //! packet_in header, then the frame), so the frames are 44 and 64 bytes. A batch holds 1024
@@ -8,7 +10,7 @@
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use std::hint::black_box;
-use tandem_controller::{Backend, CpuBackend, Event, L2Config, L2Switch, PacketInEvent, ScalarBackend};
+use tandem_controller::{Backend, CpuBackend, Event, L2Config, L2Switch, PackedBackend, PacketInEvent, ScalarBackend};
 use tandem_wire::openflow::Version;
 
 const BATCH: usize = 1024;
@@ -60,6 +62,25 @@ fn run<B: Backend<L2Switch>>(c: &mut Criterion, group: &str, mut make: impl FnMu
 fn backends(c: &mut Criterion) {
     run(c, "scalar", || ScalarBackend);
     run(c, "cpu", CpuBackend::new);
+    run(c, "packed", PackedBackend::new);
+    #[cfg(feature = "cuda")]
+    cuda(c);
+}
+
+/// The cuda backend on GPU 0, or a line saying why it is skipped.
+#[cfg(feature = "cuda")]
+fn cuda(c: &mut Criterion) {
+    use tandem_controller::CudaBackend;
+    match CudaBackend::new(0) {
+        Ok(first) => {
+            let mut first = Some(first);
+            run(c, "cuda", || match first.take() {
+                Some(b) => b,
+                None => CudaBackend::new(0).unwrap_or_else(|e| panic!("GPU 0 opened once, then: {e}")),
+            });
+        }
+        Err(e) => eprintln!("cuda: skipped: {e}"),
+    }
 }
 
 criterion_group!(benches, backends);

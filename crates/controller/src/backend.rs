@@ -35,11 +35,11 @@ impl<A: App + ?Sized> Backend<A> for ScalarBackend {
 
 /// What one table entry was during the batch.
 #[derive(Debug, Clone, Default)]
-struct History {
+pub(crate) struct History {
     /// The entry before the batch.
-    before: Option<u32>,
+    pub(crate) before: Option<u32>,
     /// (event index, port) of each change, in index order.
-    writes: Vec<(usize, u32)>,
+    pub(crate) writes: Vec<(usize, u32)>,
 }
 
 impl History {
@@ -53,11 +53,53 @@ impl History {
     }
 }
 
+/// The learn phase shared by the batched backends: every source of the batch is learnt in batch
+/// order and each table change is logged, keyed by `(dpid, address)`.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct LearnLog {
+    changes: FxHashMap<(u64, MacAddr), History>,
+}
+
+impl LearnLog {
+    /// Learns every source of `batch` into `app` in order, replacing the log with its changes.
+    pub(crate) fn learn(&mut self, batch: &[Event], app: &mut L2Switch) {
+        self.changes.clear();
+        for (i, ev) in batch.iter().enumerate() {
+            let p = &ev.packet_in;
+            if let Some(before) = app.learn(ev.dpid, p.eth_src, p.in_port) {
+                let h = self.changes.entry((ev.dpid, p.eth_src)).or_insert_with(|| History {
+                    before,
+                    writes: Vec::new(),
+                });
+                h.writes.push((i, p.in_port));
+            }
+        }
+    }
+
+    /// The history of `(dpid, mac)` in the batch, if it changed.
+    pub(crate) fn get(&self, dpid: u64, mac: MacAddr) -> Option<&History> {
+        self.changes.get(&(dpid, mac))
+    }
+
+    /// Every changed entry with its history.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (&(u64, MacAddr), &History)> {
+        self.changes.iter()
+    }
+}
+
+/// The reply phase shared by the batched backends: the replies for `batch` in batch order, given
+/// each event's resolved destination port (`resolved[i]` for `batch[i]`).
+pub(crate) fn respond_in_order(batch: &[Event], resolved: &[Option<u32>], app: &mut L2Switch, out: &mut Vec<Reply>) {
+    for (ev, dst) in batch.iter().zip(resolved) {
+        app.respond(ev.dpid, &ev.packet_in, *dst, out);
+    }
+}
+
 /// The learning switch in a learn phase and a resolve phase over the batch (see the module
 /// documentation). Keeps its scratch space between batches.
 #[derive(Debug, Clone, Default)]
 pub struct CpuBackend {
-    log: FxHashMap<(u64, MacAddr), History>,
+    log: LearnLog,
     resolved: Vec<Option<u32>>,
 }
 
@@ -70,32 +112,20 @@ impl CpuBackend {
 
 impl Backend<L2Switch> for CpuBackend {
     fn process(&mut self, _now_ps: u64, batch: &[Event], app: &mut L2Switch, out: &mut Vec<Reply>) {
-        self.log.clear();
         // Phase 1: learn every source in order, logging each change.
-        for (i, ev) in batch.iter().enumerate() {
-            let p = &ev.packet_in;
-            if let Some(before) = app.learn(ev.dpid, p.eth_src, p.in_port) {
-                let h = self.log.entry((ev.dpid, p.eth_src)).or_insert_with(|| History {
-                    before,
-                    writes: Vec::new(),
-                });
-                h.writes.push((i, p.in_port));
-            }
-        }
+        self.log.learn(batch, app);
         // Phase 2: resolve every destination independently.
         self.resolved.clear();
         self.resolved.extend(batch.iter().enumerate().map(|(i, ev)| {
             let dst = ev.packet_in.eth_dst;
-            let learnt = match self.log.get(&(ev.dpid, dst)) {
+            let learnt = match self.log.get(ev.dpid, dst) {
                 Some(h) => h.at(i),
                 None => app.lookup(ev.dpid, dst),
             };
             L2Switch::resolve(dst, learnt)
         }));
         // Phase 3: the replies, in batch order.
-        for (ev, dst) in batch.iter().zip(&self.resolved) {
-            app.respond(ev.dpid, &ev.packet_in, *dst, out);
-        }
+        respond_in_order(batch, &self.resolved, app, out);
     }
 }
 

@@ -2,7 +2,7 @@
 //! [`Message`]) and [`Event`], one addressed to the datapath it came from.
 
 use core::fmt;
-use tandem_wire::openflow::{Body, Message, OxmField, Version};
+use tandem_wire::openflow::{Body, Message, OxmField, PacketIn, Version};
 use tandem_wire::MacAddr;
 
 /// `OFP_NO_BUFFER`: the packet_in carries the whole frame and the switch kept no copy.
@@ -66,20 +66,18 @@ impl PacketInEvent {
         let Body::PacketIn(p) = &msg.body else {
             return Err(EventError::NotPacketIn);
         };
-        let in_port = match msg.version {
-            Version::V1_0 => u32::from(p.in_port),
-            Version::V1_3 => p
-                .oxm
-                .fields
-                .iter()
-                .find_map(|f| match f {
-                    OxmField::InPort(port) => Some(*port),
-                    _ => None,
-                })
-                .ok_or(EventError::MissingInPort)?,
-            v => return Err(EventError::UnsupportedVersion(v.0)),
-        };
+        let in_port = packet_in_port(msg.version, p)?;
         PacketInEvent::from_frame(msg.version, msg.xid, p.buffer_id, in_port, p.total_len, p.data.clone())
+    }
+
+    /// Like [`PacketInEvent::from_message`], moving the frame out of the message instead of
+    /// copying it (the server's path).
+    pub fn from_owned(msg: Message) -> Result<PacketInEvent, EventError> {
+        let Body::PacketIn(p) = msg.body else {
+            return Err(EventError::NotPacketIn);
+        };
+        let in_port = packet_in_port(msg.version, &p)?;
+        PacketInEvent::from_frame(msg.version, msg.xid, p.buffer_id, in_port, p.total_len, p.data)
     }
 
     /// Builds an event from its parts, reading the addresses from the frame.
@@ -118,6 +116,23 @@ impl PacketInEvent {
     /// The event size the pool sorts by: the frame bytes carried.
     pub fn size(&self) -> usize {
         self.data.len()
+    }
+}
+
+/// The input port of a packet_in: a field in 1.0, the `in_port` OXM field in 1.3.
+fn packet_in_port(version: Version, p: &PacketIn) -> Result<u32, EventError> {
+    match version {
+        Version::V1_0 => Ok(u32::from(p.in_port)),
+        Version::V1_3 => p
+            .oxm
+            .fields
+            .iter()
+            .find_map(|f| match f {
+                OxmField::InPort(port) => Some(*port),
+                _ => None,
+            })
+            .ok_or(EventError::MissingInPort),
+        v => Err(EventError::UnsupportedVersion(v.0)),
     }
 }
 

@@ -124,6 +124,14 @@ impl L2Switch {
         self.tables.get(&dpid).map_or(0, |t| t.len())
     }
 
+    /// Every `(address, port)` learnt at `dpid`, in no particular order.
+    pub(crate) fn table_entries(&self, dpid: u64) -> impl Iterator<Item = (MacAddr, u32)> + '_ {
+        self.tables
+            .get(&dpid)
+            .into_iter()
+            .flat_map(|t| t.iter().map(|(m, p)| (*m, *p)))
+    }
+
     /// Learns `src` on `port` at `dpid`. Returns `Some(previous entry)` when the table changed,
     /// `None` when it did not (already there, a group address, or refused).
     pub(crate) fn learn(&mut self, dpid: u64, src: MacAddr, port: u32) -> Option<Option<u32>> {

@@ -13,18 +13,31 @@
 //! * [`l2`]: the L2 learning switch ([`L2Switch`]) for OpenFlow 1.0 and 1.3;
 //! * [`pool`]: the batching [`Pool`];
 //! * [`backend`]: [`Backend`]s that run a batch through an app: [`ScalarBackend`] (one event at a
-//!   time) and [`CpuBackend`] (the learning switch in two batched phases, same replies).
-#![forbid(unsafe_code)]
+//!   time) and [`CpuBackend`] (the learning switch in two batched phases, same replies);
+//! * [`gpu_batch`]: the GPU backend's host side, the resolve phase packed into flat arrays, and
+//!   [`PackedBackend`], its pipeline with the kernel's algorithm run on the host;
+//! * `cuda` (cargo feature `cuda`): `CudaBackend`, that pipeline with the resolve phase on an
+//!   NVIDIA GPU (cudarc, kernel compiled at run time by NVRTC; refuses to start without a driver).
+//!
+//! Unsafe code is denied everywhere but in the `cuda` module, which needs it to launch kernels.
+#![deny(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod app;
 pub mod backend;
+#[cfg(feature = "cuda")]
+#[allow(unsafe_code)]
+pub mod cuda;
 pub mod event;
+pub mod gpu_batch;
 pub mod l2;
 pub mod pool;
 
 pub use app::{App, Reply};
 pub use backend::{Backend, CpuBackend, ScalarBackend};
+#[cfg(feature = "cuda")]
+pub use cuda::{CudaBackend, CudaError};
 pub use event::{Event, EventError, PacketInEvent};
+pub use gpu_batch::PackedBackend;
 pub use l2::{L2Config, L2Counters, L2Switch};
 pub use pool::{Pool, PoolConfig, PoolConfigError, GROUP_SIZE};

@@ -1,9 +1,10 @@
-//! The batched CPU backend gives exactly the scalar backend's replies, counters and tables, on
-//! random event sequences cut into random batches, in both OpenFlow versions.
+//! The batched CPU backend and the GPU backend's host pipeline (with the kernel's algorithm run
+//! on the host) give exactly the scalar backend's replies, counters and tables, on random event
+//! sequences cut into random batches, in both OpenFlow versions.
 
 use proptest::prelude::*;
 use tandem_controller::event::NO_BUFFER;
-use tandem_controller::{Backend, CpuBackend, Event, L2Config, L2Switch, PacketInEvent, ScalarBackend};
+use tandem_controller::{Backend, CpuBackend, Event, L2Config, L2Switch, PackedBackend, PacketInEvent, ScalarBackend};
 use tandem_wire::openflow::Version;
 use tandem_wire::MacAddr;
 
@@ -40,35 +41,57 @@ fn any_event() -> impl Strategy<Value = Event> {
         })
 }
 
+/// Runs `events` cut by `cuts` through the scalar backend and `backend`, checking both give the
+/// same replies batch by batch, then the same counters and tables.
+fn same_as_scalar<B: Backend<L2Switch>>(
+    mut backend: B,
+    events: &[Event],
+    cuts: &[usize],
+    max_macs: usize,
+) -> Result<(), TestCaseError> {
+    let cfg = L2Config {
+        max_macs_per_dpid: max_macs,
+        ..L2Config::default()
+    };
+    let (mut a, mut b) = (L2Switch::new(cfg), L2Switch::new(cfg));
+    let (mut ra, mut rb) = (Vec::new(), Vec::new());
+    let mut rest = events;
+    let mut k = 0;
+    while !rest.is_empty() {
+        let n = cuts[k % cuts.len()].min(rest.len());
+        k += 1;
+        let (batch, tail) = rest.split_at(n);
+        rest = tail;
+        ScalarBackend.process(0, batch, &mut a, &mut ra);
+        backend.process(0, batch, &mut b, &mut rb);
+        prop_assert_eq!(&ra, &rb);
+    }
+    prop_assert_eq!(a.counters(), b.counters());
+    for dpid in 0..3 {
+        for m in 0..8 {
+            prop_assert_eq!(a.lookup(dpid, mac(m)), b.lookup(dpid, mac(m)));
+        }
+    }
+    // Every reply encodes with the codec.
+    for r in &ra {
+        prop_assert!(r.message.to_bytes().is_ok());
+    }
+    Ok(())
+}
+
 proptest! {
     #[test]
     fn cpu_equals_scalar(events in proptest::collection::vec(any_event(), 0..300),
                          cuts in proptest::collection::vec(1usize..64, 1..20),
                          max_macs in 1usize..8) {
-        let cfg = L2Config { max_macs_per_dpid: max_macs, ..L2Config::default() };
-        let (mut a, mut b) = (L2Switch::new(cfg), L2Switch::new(cfg));
-        let mut cpu = CpuBackend::new();
-        let (mut ra, mut rb) = (Vec::new(), Vec::new());
-        let mut rest = &events[..];
-        let mut k = 0;
-        while !rest.is_empty() {
-            let n = cuts[k % cuts.len()].min(rest.len());
-            k += 1;
-            let (batch, tail) = rest.split_at(n);
-            rest = tail;
-            ScalarBackend.process(0, batch, &mut a, &mut ra);
-            cpu.process(0, batch, &mut b, &mut rb);
-            prop_assert_eq!(&ra, &rb);
-        }
-        prop_assert_eq!(a.counters(), b.counters());
-        for dpid in 0..3 {
-            for m in 0..8 {
-                prop_assert_eq!(a.lookup(dpid, mac(m)), b.lookup(dpid, mac(m)));
-            }
-        }
-        // Every reply encodes with the codec.
-        for r in &ra {
-            prop_assert!(r.message.to_bytes().is_ok());
-        }
+        same_as_scalar(CpuBackend::new(), &events, &cuts, max_macs)?;
+    }
+
+    /// The GPU backend's packing and host pipeline, with `reference_resolve` for the kernel.
+    #[test]
+    fn packed_equals_scalar(events in proptest::collection::vec(any_event(), 0..300),
+                            cuts in proptest::collection::vec(1usize..64, 1..20),
+                            max_macs in 1usize..8) {
+        same_as_scalar(PackedBackend::new(), &events, &cuts, max_macs)?;
     }
 }

@@ -17,6 +17,7 @@
 #![warn(missing_docs)]
 
 pub mod arp;
+pub mod axon;
 pub mod checksum;
 pub mod decode;
 pub mod dhcp;

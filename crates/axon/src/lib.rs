@@ -1,0 +1,54 @@
+//! The Axon (Michael Foss, "The Axon Ethernet Device", MS thesis, Rice University, 2010): a device
+//! that replaces an Ethernet switch; hosts talk plain Ethernet to it, Axons talk source-routed
+//! Ethernet among themselves, and only the first Axon on a path looks a route up.
+//!
+//! This crate holds the device's **data plane** as a sans-IO core: [`Device::handle`] is fed
+//! `(now_ps, Event)`, with time in integer picoseconds, and pushes [`Action`]s (send this frame
+//! on this port from this time, hand this frame to the control plane, this port is an Axon port,
+//! this frame was dropped and why). It reads no clock, socket or global, so a simulator and a live
+//! driver on real interfaces run the same code. The control plane (DHCP, ARP interception,
+//! Axon-ARP, route calculation) drives it through [`Device::reserve_route`],
+//! [`Device::install_route`], [`Device::remove_route`], [`Event::FromControlPlane`] and
+//! [`Action::ToControlPlane`]. The wire format is [`tandem_wire::axon`].
+//!
+//! Mapping to the thesis:
+//!
+//! | thesis | here |
+//! |---|---|
+//! | §3.1.1 packet format, §3.1.2 cut-through after the sixth byte | [`tandem_wire::axon`] |
+//! | §3.1.3 bootstrap: Axon port or host port | [`bootstrap`], [`port`] |
+//! | §3.2.1 route lookup, route memory, CAM, masqueraded MACs | [`route_memory`] |
+//! | §3.2.1 header processing, strip toward hosts, errors, control plane port `0xf` | [`dataplane`] |
+//! | §3.2.1 output port: one buffer per input port, fair service, fall-through | [`output`] |
+//! | §3.2.2 probe timestamps at input and output | [`dataplane`] (via [`tandem_wire::axon::probe`]) |
+//! | §3.3.3 self-congestion and PAUSE frames | [`self_congestion`] |
+//! | Table 4.2 latencies; §4.4.3 cut-through vs store-and-forward register | [`timing`] |
+//! | drop and event counters | [`counters`] |
+//!
+//! Model choices the thesis leaves open: hops are a nibble, so a device has at most 15 ports
+//! (`0xf` is the control plane); a masqueraded MAC is the configured two-byte prefix (U/L bit set)
+//! then the 32-bit slot index, so hosts whose own MACs are locally administered still use the
+//! CAM; a port that hears no hello within the bootstrap timeout is a host port; errors go to the
+//! local control plane with the reverse path intact, their bodies carrying a code and the
+//! original type; the switch fabric never NACKs: a full output buffer drops the frame
+//! ([`DropReason::OutputBufferFull`]).
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod bootstrap;
+pub mod config;
+pub mod counters;
+pub mod dataplane;
+pub mod output;
+pub mod port;
+pub mod route_memory;
+pub mod self_congestion;
+pub mod timing;
+
+pub use crate::config::{ConfigError, DeviceConfig, PauseConfig, PortConfig, MAX_PORTS};
+pub use crate::counters::{Counters, DropReason};
+pub use crate::dataplane::{Action, Device, Event, Upcall};
+pub use crate::port::{Neighbor, PortKind, PortState};
+pub use crate::route_memory::{LookupVia, RouteEntry, RouteError, RouteMemory, RouteSlot};
+pub use crate::timing::{ForwardingMode, Timing};

@@ -1,0 +1,191 @@
+//! A shard: the batching pool its datapaths' connections push into, and the task that hands
+//! batches to its engine and sends the replies to the right connections.
+
+use super::engine::Engine;
+use super::stats::Stats;
+use super::Shared;
+use bytes::Bytes;
+use rustc_hash::FxHashMap;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex, MutexGuard};
+use tandem_controller::{Event, Pool, PoolConfig, PoolConfigError, Reply};
+use tandem_wire::openflow::Version;
+use tokio::sync::mpsc::error::TrySendError;
+use tokio::sync::Notify;
+
+/// Batches a shard takes in a row before it lets other tasks run.
+const BATCHES_PER_TURN: usize = 16;
+
+/// A connection event the engine must see, in order with the packet_ins.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Control {
+    /// Handshake done.
+    Connected(u64, Version),
+    /// Connection gone.
+    Disconnected(u64),
+}
+
+/// What producers and the shard task share.
+#[derive(Debug)]
+pub(crate) struct Shard {
+    pool: Mutex<Pool>,
+    control: Mutex<Vec<Control>>,
+    /// Wakes the shard task.
+    pub notify: Notify,
+    /// Wakes the readers waiting for the pool to drain.
+    pub drained: Notify,
+    /// Pool length above which readers stop reading until a batch is taken (TCP pushes back
+    /// on the switches before the pool has to shed).
+    high_water: usize,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Shard {
+    /// An empty shard.
+    pub fn new(cfg: PoolConfig) -> Result<Shard, PoolConfigError> {
+        Ok(Shard {
+            pool: Mutex::new(Pool::new(cfg)?),
+            control: Mutex::new(Vec::new()),
+            notify: Notify::new(),
+            drained: Notify::new(),
+            high_water: (cfg.capacity / 2).max(cfg.batch),
+        })
+    }
+
+    /// Pushes a connection's events (one lock for all of them) and wakes the shard task.
+    /// Returns true when the pool is above its high-water mark (the reader should wait for
+    /// [`Shard::drained`] before reading more).
+    pub fn push_events(&self, now_ps: u64, events: &mut Vec<Event>, stats: &Stats) -> bool {
+        if events.is_empty() {
+            return false;
+        }
+        let high = {
+            let mut pool = lock(&self.pool);
+            let before = pool.shed();
+            for ev in events.drain(..) {
+                pool.push(now_ps, ev);
+            }
+            Stats::add(&stats.events_shed, pool.shed() - before);
+            pool.len() > self.high_water
+        };
+        self.notify.notify_one();
+        high
+    }
+
+    /// Queues a connection event and wakes the shard task.
+    pub fn push_control(&self, c: Control) {
+        lock(&self.control).push(c);
+        self.notify.notify_one();
+    }
+}
+
+/// The shard task: waits for events or the deadline, runs batches, sends replies.
+pub(crate) async fn run(shared: Arc<Shared>, index: usize, mut engine: Box<dyn Engine>) {
+    let shard = shared.shards[index].clone();
+    let mut batch: Vec<Event> = Vec::new();
+    let mut replies: Vec<Reply> = Vec::new();
+    let mut controls: Vec<Control> = Vec::new();
+    let mut out = Outbox::default();
+    let stop = shared.shutdown.clone();
+    let mut since_yield = 0;
+    loop {
+        if *stop.borrow() {
+            return;
+        }
+        let now = shared.clock.now_ps();
+        std::mem::swap(&mut controls, &mut *lock(&shard.control));
+        for c in controls.drain(..) {
+            match c {
+                Control::Connected(dpid, v) => engine.connected(now, dpid, v, &mut replies),
+                Control::Disconnected(dpid) => engine.disconnected(now, dpid, &mut replies),
+            }
+        }
+        let (got, next) = {
+            let mut pool = lock(&shard.pool);
+            let got = pool.poll(now, &mut batch);
+            (got, pool.next_deadline())
+        };
+        if got {
+            let s = &shared.stats;
+            Stats::inc(&s.batches);
+            Stats::add(&s.batch_events, batch.len() as u64);
+            s.batch_max.fetch_max(batch.len() as u64, Ordering::Relaxed);
+            engine.process(now, &batch, &mut replies);
+            batch.clear();
+        }
+        if !replies.is_empty() {
+            out.send(&shared, &mut replies);
+        }
+        if got {
+            shard.drained.notify_waiters();
+            // Take every batch that is ready before sleeping, letting the connections run
+            // every few batches.
+            since_yield += 1;
+            if since_yield >= BATCHES_PER_TURN {
+                since_yield = 0;
+                tokio::task::yield_now().await;
+            }
+            continue;
+        }
+        since_yield = 0;
+        match next {
+            Some(deadline) => {
+                let at = tokio::time::Instant::from_std(shared.clock.instant_at(deadline));
+                tokio::select! {
+                    _ = shard.notify.notified() => {}
+                    _ = tokio::time::sleep_until(at) => {}
+                }
+            }
+            None => shard.notify.notified().await,
+        }
+    }
+}
+
+/// Encodes replies per datapath and queues each datapath's bytes as one chunk.
+#[derive(Default)]
+struct Outbox {
+    by_dpid: FxHashMap<u64, (usize, Vec<u8>)>,
+}
+
+impl Outbox {
+    fn send(&mut self, shared: &Shared, replies: &mut Vec<Reply>) {
+        let s = &shared.stats;
+        for r in replies.drain(..) {
+            let (n, buf) = self.by_dpid.entry(r.dpid).or_default();
+            let at = buf.len();
+            buf.resize(at + r.message.buffer_len(), 0);
+            match r.message.emit(&mut buf[at..]) {
+                Ok(()) => *n += 1,
+                Err(e) => {
+                    buf.truncate(at);
+                    tracing::error!("reply to {:016x} does not encode: {e}", r.dpid);
+                    Stats::inc(&s.replies_dropped);
+                }
+            }
+        }
+        let registry = shared.registry.lock();
+        for (dpid, (n, buf)) in self.by_dpid.iter_mut() {
+            if *n == 0 {
+                continue;
+            }
+            let sent = match registry.get(dpid) {
+                Some(h) => match h.tx.try_send(Bytes::copy_from_slice(buf)) {
+                    Ok(()) => true,
+                    Err(TrySendError::Full(_)) | Err(TrySendError::Closed(_)) => false,
+                },
+                None => false,
+            };
+            Stats::add(if sent { &s.replies } else { &s.replies_dropped }, *n as u64);
+            *n = 0;
+            buf.clear();
+        }
+        drop(registry);
+        // Forget datapaths that went quiet so the map stays bounded.
+        if self.by_dpid.len() > 4096 {
+            self.by_dpid.clear();
+        }
+    }
+}
