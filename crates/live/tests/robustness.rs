@@ -237,3 +237,31 @@ fn a_ten_second_packet_in_flood_costs_bounded_memory_and_others_are_served() {
         summary.max
     );
 }
+
+#[test]
+fn a_reconnecting_switch_replaces_its_old_connection() {
+    let ctl = controller(|_| {});
+    let addr = ctl.addrs()[0];
+    let mut old = Switch::connect(addr, Version::V1_0, 5);
+    served(&mut old, 1);
+    // The same datapath comes back on a new connection (a switch restart, a new path):
+    // the new one is served and the old one is closed.
+    let mut new = Switch::connect(addr, Version::V1_3, 5);
+    served(&mut new, 10);
+    while let Some(m) = old.recv() {
+        assert!(
+            !matches!(m.body, Body::PacketOut(_) | Body::FlowMod(_)),
+            "no replies on the old one: {m:?}"
+        );
+    }
+    let s = ctl.stats();
+    assert_eq!(s.replaced.load(Ordering::Relaxed), 1);
+    assert_eq!(s.switches_connected.load(Ordering::Relaxed), 1);
+    // And when it goes, it is gone.
+    drop(new);
+    let until = Instant::now() + Duration::from_secs(5);
+    while s.switches_connected.load(Ordering::Relaxed) != 0 {
+        assert!(Instant::now() < until, "disconnect not seen");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
