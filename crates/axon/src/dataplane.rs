@@ -3,8 +3,9 @@
 //!
 //! Per frame (§3.2.1):
 //!
-//! * **host port**: a broadcast or multicast destination, or a destination with no valid route in
-//!   the port's route memory, goes to the control plane with a default header (forward path
+//! * **host port**: a broadcast or multicast destination, a unicast ARP frame (§4.1.1: the
+//!   control plane answers those itself), or a destination with no valid route in the port's
+//!   route memory, goes to the control plane with a default header (forward path
 //!   `[0xf]`, so after header processing an empty forward path and reverse path `[port]`). A
 //!   valid route's header is prepended, the MACs are rewritten as stored, the header bytes count
 //!   toward self-congestion, and the frame goes through header processing. This is the only route
@@ -77,6 +78,9 @@ pub enum Upcall {
     Broadcast,
     /// A host's unicast frame with no valid route for its destination.
     LookupMiss,
+    /// A host's unicast ARP frame, intercepted whatever its destination so the control plane
+    /// answers it (the unicast ARP problem of §4.1.1 with masqueraded MACs).
+    Arp,
     /// An Axon frame whose next hop was `0xf` (control messages, probes coming home).
     Addressed,
     /// An error report built here (the frame's type is now [`PacketType::Error`]).
@@ -375,12 +379,14 @@ impl Device {
 
     /// Route lookup (§3.2.1): only on a host port, only at the first Axon.
     fn host_ingress(&mut self, now: u64, rx_end: u64, port: u8, frame: Vec<u8>, out: &mut Vec<Action>) {
-        let dst = match ethernet::Frame::new_checked(&frame[..]) {
-            Ok(e) => e.dst_addr(),
+        let (dst, arp) = match ethernet::Frame::new_checked(&frame[..]) {
+            Ok(e) => (e.dst_addr(), e.ethertype() == ethernet::EtherType::ARP),
             Err(_) => return self.drop_frame(DropReason::MalformedEthernet, Some(port), frame.len(), out),
         };
         let route = if dst.is_multicast() {
             self.counters.broadcasts += 1;
+            None
+        } else if arp {
             None
         } else {
             let found = self.routes[usize::from(port)].lookup(dst);
@@ -394,6 +400,8 @@ impl Device {
         let Some((header, hops, dst_mac, src_mac)) = route else {
             let reason = if dst.is_multicast() {
                 Upcall::Broadcast
+            } else if arp {
+                Upcall::Arp
             } else {
                 Upcall::LookupMiss
             };

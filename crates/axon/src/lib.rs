@@ -2,7 +2,7 @@
 //! that replaces an Ethernet switch; hosts talk plain Ethernet to it, Axons talk source-routed
 //! Ethernet among themselves, and only the first Axon on a path looks a route up.
 //!
-//! This crate holds the device's **data plane** as a sans-IO core: [`Device::handle`] is fed
+//! This crate holds the device's **data plane** and **control plane** as sans-IO cores: [`Device::handle`] is fed
 //! `(now_ps, Event)`, with time in integer picoseconds, and pushes [`Action`]s (send this frame
 //! on this port from this time, hand this frame to the control plane, this port is an Axon port,
 //! this frame was dropped and why). It reads no clock, socket or global, so a simulator and a live
@@ -25,6 +25,29 @@
 //! | Table 4.2 latencies; §4.4.3 cut-through vs store-and-forward register | [`timing`] |
 //! | drop and event counters | [`counters`] |
 //!
+//! # Control plane
+//!
+//! [`ControlPlane`] sits beside a [`Device`]: [`ControlPlane::handle`] is fed `(now_ps,
+//! ControlInput)` (the data plane's upcalls, link failures, ticks) with the device it runs on,
+//! writes routes into that device's route memory, and pushes [`ControlAction`]s (frames to
+//! inject at a time, routes installed and removed, drops, wake-ups). Its processor is one busy
+//! resource whose work lasts the Table 4.3 software delays.
+//!
+//! | thesis | here |
+//! |---|---|
+//! | §3.2.3 DHCP: each Axon serves its local hosts from its own pool; server MAC that names no route | [`control::dhcp_server`], [`control::ControlPlane::server_mac`] |
+//! | §3.2.3 ARP handled by the control plane, gratuitous ARP learned, no flooding (§3.4) | [`control::host_arp`] |
+//! | §4.1.1 unicast ARP with masqueraded MACs: intercept every ARP and answer it | [`Upcall::Arp`], [`control::host_arp`] |
+//! | §3.2.3 Axon-ARP, Phases I-IV (Table 4.3 names them) | [`control::axon_arp`] |
+//! | Table 4.3 software delays | [`control::SoftwareDelays`] |
+//! | §3.2.3 topology and routes from a configuration file | [`control::topology`] |
+//! | route calculation: shortest, then least loaded within a slack (beyond the thesis) | [`control::route_calc`] |
+//! | route removal on timeout; link failure reroutes at the source Axons (future work in the thesis) | [`control::routes`] |
+//! | frames the control plane builds and reads | [`control::frames`] |
+//!
+//! Not modelled yet: topology discovery by probes (the topology is configuration), DHCP relay
+//! to a central server, and spreading failure notices (the driver tells every control plane).
+//!
 //! Model choices the thesis leaves open: hops are a nibble, so a device has at most 15 ports
 //! (`0xf` is the control plane); a masqueraded MAC is the configured two-byte prefix (U/L bit set)
 //! then the 32-bit slot index, so hosts whose own MACs are locally administered still use the
@@ -38,6 +61,7 @@
 
 pub mod bootstrap;
 pub mod config;
+pub mod control;
 pub mod counters;
 pub mod dataplane;
 pub mod output;
@@ -47,6 +71,7 @@ pub mod self_congestion;
 pub mod timing;
 
 pub use crate::config::{ConfigError, DeviceConfig, PauseConfig, PortConfig, MAX_PORTS};
+pub use crate::control::{ControlAction, ControlConfig, ControlInput, ControlPlane, Topology};
 pub use crate::counters::{Counters, DropReason};
 pub use crate::dataplane::{Action, Device, Event, Upcall};
 pub use crate::port::{Neighbor, PortKind, PortState};

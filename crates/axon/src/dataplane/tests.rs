@@ -493,6 +493,37 @@ fn bootstrap_tells_axon_ports_from_host_ports() {
 }
 
 #[test]
+fn unicast_arp_from_a_host_goes_to_the_control_plane_despite_a_route() {
+    let mut d = device(1, &[X, H]);
+    let (_, mac) = install(&mut d, 1, &[0, 1], Some(B));
+    assert_eq!(mac, B);
+    let mut arp = eth_frame(B, A, 60);
+    arp[12..14].copy_from_slice(&EtherType::ARP.0.to_be_bytes());
+    let out = step(
+        &mut d,
+        0,
+        Event::Frame {
+            port: 1,
+            frame: arp.clone(),
+        },
+    );
+    assert!(transmits(&out).is_empty(), "not forwarded along the route");
+    let (_, why, got) = upcalls(&out).remove(0);
+    assert_eq!(why, Upcall::Arp);
+    assert_eq!(header_of(&got).reverse, [1]);
+    // Other unicast frames to the same MAC take the route.
+    let out = step(
+        &mut d,
+        10_000_000,
+        Event::Frame {
+            port: 1,
+            frame: eth_frame(B, A, 60),
+        },
+    );
+    assert_eq!(transmits(&out).len(), 1);
+}
+
+#[test]
 fn control_plane_injects_and_receives() {
     let mut d = device(1, &[X, H]);
     // An ARP reply for the host on port 1: header stripped on the way out.
