@@ -1,6 +1,7 @@
 //! `tandem`: the command line of the Tandem hybrid-switching platform.
 
 mod analyze_cmd;
+mod axon_cmd;
 mod controller_cmd;
 mod error;
 mod of_cmd;
@@ -45,6 +46,12 @@ enum Command {
     Controller(controller_cmd::ControllerArgs),
     /// Benchmark an OpenFlow controller as cbench does (fake switches sending packet_in).
     Ofbench(controller_cmd::OfBenchArgs),
+    /// Run an Axon device live on real interfaces.
+    #[command(subcommand)]
+    Axon(axon_cmd::AxonCommand),
+    /// Build or remove a lab of live Axons and Linux hosts in network namespaces.
+    #[command(subcommand)]
+    Lab(axon_cmd::LabCommand),
     /// Run a built-in experiment and compare it with the paper (or ns-3) it reproduces.
     ///
     /// Writes CSV, PNG plots and results.md (a reference-vs-measured table) into the output
@@ -264,6 +271,8 @@ fn run(cli: Cli) -> Result<(), CliError> {
         }) => analyze_cmd::coswitch(&flows, speedup, servers, out.as_deref(), quiet),
         Command::Controller(a) => controller_cmd::controller(a),
         Command::Ofbench(a) => controller_cmd::ofbench(a),
+        Command::Axon(c) => axon_cmd::axon(c),
+        Command::Lab(c) => axon_cmd::lab(c),
         Command::Of(OfCommand::Decode { file }) => of_cmd::decode(&file),
         Command::Of(OfCommand::Encode { file, out }) => of_cmd::encode(&file, out.as_deref()),
         Command::Reproduce { list: true, .. } => sim_cmd::list(),

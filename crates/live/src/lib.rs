@@ -8,9 +8,11 @@
 //!   bounded queues, the batching pool and a backend per shard, a metrics endpoint;
 //! * [`ofbench`]: a cbench-compatible OpenFlow load generator (fake switches sending packet_in);
 //! * [`clock`]: the monotonic picosecond clock the cores are fed with.
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod axon;
 pub mod clock;
 pub mod controller;
+pub mod lab;
 pub mod ofbench;

@@ -21,8 +21,13 @@ pub fn system_required() -> bool {
 /// True if `program --version` runs successfully; otherwise prints a skip line (naming the Debian
 /// package that provides it) and returns false, or panics when [`system_required`].
 pub fn require(program: &str, debian_package: &str) -> bool {
+    require_with(program, &["--version"], debian_package)
+}
+
+/// As [`require`], for a program whose version flag is not `--version` (`ip -V`).
+pub fn require_with(program: &str, version_args: &[&str], debian_package: &str) -> bool {
     let ok = Command::new(program)
-        .arg("--version")
+        .args(version_args)
         .output()
         .is_ok_and(|o| o.status.success());
     if ok {

@@ -200,7 +200,9 @@ impl ControlPlane {
                 deadline_ps: now.saturating_add(self.cfg.arp_timeout_ps),
             },
         );
-        let frame = frames::arp_frame(MacAddr::BROADCAST, source_as_seen, &request);
+        // Unicast to the host we know (its lease or its own ARP told us its MAC): an Axon never
+        // broadcasts to a host on behalf of another.
+        let frame = frames::arp_frame(t.mac, source_as_seen, &request);
         self.send_to_host(at, t.port, &frame, out);
     }
 

@@ -76,6 +76,24 @@ impl Default for SoftwareDelays {
     }
 }
 
+impl SoftwareDelays {
+    /// No modelled delay: for a live control plane, whose own processing is the delay.
+    pub fn none() -> SoftwareDelays {
+        SoftwareDelays {
+            route_calculation_ps: 0,
+            route_allocation_ps: 0,
+            axon_arp_request_ps: 0,
+            target_allocation_ps: 0,
+            host_arp_request_ps: 0,
+            target_route_storage_ps: 0,
+            axon_arp_reply_ps: 0,
+            source_route_storage_ps: 0,
+            host_arp_reply_ps: 0,
+            dhcp_reply_ps: 0,
+        }
+    }
+}
+
 /// Everything a [`super::ControlPlane`] needs besides the topology.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ControlConfig {

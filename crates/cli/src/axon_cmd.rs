@@ -1,0 +1,125 @@
+//! `tandem axon run` (one live Axon device) and `tandem lab up|down` (a network of them with
+//! real Linux hosts in namespaces): thin wrappers over `tandem-live`.
+
+use crate::error::CliError;
+use clap::Subcommand;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use tandem_live::axon::{self, AxonProcessConfig};
+use tandem_live::lab::{self, LabSpec};
+
+/// Subcommands of `tandem axon`.
+#[derive(Subcommand, Debug)]
+pub enum AxonCommand {
+    /// Run one Axon device on real interfaces (AF_PACKET; needs root or CAP_NET_RAW) until
+    /// Ctrl-C or SIGTERM.
+    Run {
+        /// The device's configuration (TOML; see docs/systems/axon.md).
+        #[arg(long, value_name = "FILE")]
+        config: PathBuf,
+        /// Log level (error, warn, info, debug), or a tracing filter.
+        #[arg(long, default_value = "info", value_name = "FILTER")]
+        log: String,
+    },
+}
+
+/// Subcommands of `tandem lab`.
+#[derive(Subcommand, Debug)]
+pub enum LabCommand {
+    /// Build the lab (namespaces, veths, Axon processes) and lease every host an address.
+    Up {
+        /// The lab file (see labs/).
+        lab: PathBuf,
+        /// Where configs, logs and PID files go [default: $TMPDIR/tandem-lab-PREFIX].
+        #[arg(long, value_name = "DIR")]
+        state: Option<PathBuf>,
+    },
+    /// Remove everything `up` made.
+    Down {
+        /// The lab file.
+        lab: PathBuf,
+        /// The state directory given to `up`.
+        #[arg(long, value_name = "DIR")]
+        state: Option<PathBuf>,
+    },
+}
+
+fn init_log(filter: &str) -> Result<(), CliError> {
+    let f = tracing_subscriber::EnvFilter::try_new(filter)
+        .map_err(|e| CliError::Input(format!("--log {filter:?}: {e}")))?;
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(f)
+        .with_writer(std::io::stderr)
+        .try_init();
+    Ok(())
+}
+
+/// Sets the returned flag on Ctrl-C or SIGTERM.
+fn stop_on_signal() -> Arc<AtomicBool> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    std::thread::spawn(move || {
+        let Ok(rt) = tokio::runtime::Builder::new_current_thread().enable_all().build() else {
+            return;
+        };
+        rt.block_on(async {
+            let Ok(mut term) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) else {
+                return;
+            };
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+        });
+        flag.store(true, Ordering::Relaxed);
+    });
+    stop
+}
+
+/// Runs `tandem axon ...`.
+pub fn axon(cmd: AxonCommand) -> Result<(), CliError> {
+    match cmd {
+        AxonCommand::Run { config, log } => {
+            init_log(&log)?;
+            let cfg = AxonProcessConfig::load(&config).map_err(|e| CliError::Input(e.to_string()))?;
+            axon::run(&cfg, stop_on_signal()).map_err(|e| CliError::input(&config, e))
+        }
+    }
+}
+
+fn load(lab: &Path, state: Option<PathBuf>) -> Result<(LabSpec, PathBuf), CliError> {
+    let spec = LabSpec::load(lab).map_err(CliError::Input)?;
+    let state = state.unwrap_or_else(|| lab::default_state(&spec));
+    Ok((spec, state))
+}
+
+/// Runs `tandem lab ...`.
+pub fn lab(cmd: LabCommand) -> Result<(), CliError> {
+    match cmd {
+        LabCommand::Up { lab: file, state } => {
+            let (spec, state) = load(&file, state)?;
+            let exe = std::env::current_exe().map_err(|e| CliError::Runtime(e.to_string()))?;
+            let lab = lab::up(&spec, &state, &exe, Duration::from_secs(30)).map_err(|e| CliError::runtime(&file, e))?;
+            for (i, ip) in lab.host_ips.iter().enumerate() {
+                println!("{}\t{ip}", spec.host_ns(i + 1));
+            }
+            eprintln!(
+                "lab {} is up ({} Axons, {} hosts; state in {}); `ip netns exec {} ping {}` to try it",
+                spec.prefix,
+                spec.axons,
+                spec.hosts.len(),
+                state.display(),
+                spec.host_ns(1),
+                lab.host_ips.last().map(|a| a.to_string()).unwrap_or_default()
+            );
+            Ok(())
+        }
+        LabCommand::Down { lab: file, state } => {
+            let (spec, state) = load(&file, state)?;
+            lab::down(&spec, &state);
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,293 @@
+//! `tandem lab up|down LAB.toml`: a network of Axon processes and stock Linux hosts built from
+//! network namespaces and veth pairs, and removed again.
+//!
+//! `up` creates namespaces `PREFIX-a1..` (one Axon process each, `tandem axon run`) and
+//! `PREFIX-h1..` (hosts with an untouched Linux stack and IPv6 off), wires hosts to Axon ports
+//! and Axons to each other with veth pairs, starts the Axons, then runs `dhclient` (Debian
+//! `isc-dhcp-client`) in every host (checksum and segmentation offloads off on every veth, as
+//! on a real wire; Axon-to-Axon links with a 9,000-byte MTU for the Axon header) and returns when each has its lease, or fails with a clear
+//! message after cleaning up. `down` stops the processes it started (by PID, from its state
+//! directory) and deletes the namespaces named in the lab file (their veths go with them);
+//! nothing else is touched.
+
+pub mod spec;
+
+pub use spec::LabSpec;
+
+use std::net::Ipv4Addr;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A lab that is up.
+#[derive(Debug, Clone)]
+pub struct Lab {
+    /// Its file.
+    pub spec: LabSpec,
+    /// Where its configs, logs and PID files are.
+    pub state: PathBuf,
+    /// Each host's address (host 1 first).
+    pub host_ips: Vec<Ipv4Addr>,
+}
+
+/// The default state directory of a lab.
+pub fn default_state(spec: &LabSpec) -> PathBuf {
+    std::env::temp_dir().join(format!("tandem-lab-{}", spec.prefix))
+}
+
+fn run(cmd: &mut Command) -> Result<String, String> {
+    let out = cmd.output().map_err(|e| format!("{cmd:?}: {e}"))?;
+    if out.status.success() {
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    } else {
+        Err(format!(
+            "{cmd:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
+    }
+}
+
+fn ip(args: &[&str]) -> Result<String, String> {
+    run(Command::new("ip").args(args))
+}
+
+fn in_ns(ns: &str, args: &[&str]) -> Result<String, String> {
+    run(Command::new("ip").args(["netns", "exec", ns]).args(args))
+}
+
+fn existing_namespaces() -> Vec<String> {
+    ip(&["netns", "list"])
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| l.split_whitespace().next().map(str::to_string))
+        .collect()
+}
+
+/// MTU of the veths between Axons: an Axon frame is the host's whole Ethernet frame (up to
+/// 1,514 bytes) behind the Axon header, so Axon links carry more than a host link's 1,500.
+const AXON_LINK_MTU: &str = "9000";
+
+/// A veth pair with one end in each namespace, renamed there, with `mtu`.
+fn veth(tmp: &str, (ns_a, name_a): (&str, &str), (ns_b, name_b): (&str, &str), mtu: &str) -> Result<(), String> {
+    let (ta, tb) = (format!("{tmp}x"), format!("{tmp}y"));
+    ip(&["link", "add", &ta, "type", "veth", "peer", "name", &tb])?;
+    for (t, ns, name) in [(&ta, ns_a, name_a), (&tb, ns_b, name_b)] {
+        ip(&["link", "set", t, "netns", ns])?;
+        in_ns(ns, &["ip", "link", "set", t, "name", name, "mtu", mtu])?;
+        // A veth defers checksums and segments to a NIC that is not there (offloads); frames a
+        // packet socket forwards must be finished, as on a wire.
+        in_ns(
+            ns,
+            &[
+                "ethtool", "-K", name, "tx", "off", "tso", "off", "gso", "off", "gro", "off",
+            ],
+        )
+        .map_err(|e| format!("{e} (ethtool is Debian's ethtool package)"))?;
+        in_ns(ns, &["ip", "link", "set", name, "up"])?;
+    }
+    Ok(())
+}
+
+/// Builds the lab; `tandem` is the binary that runs the Axons. On failure everything made so
+/// far is removed before the error returns.
+pub fn up(spec: &LabSpec, state: &Path, tandem: &Path, lease_timeout: Duration) -> Result<Lab, String> {
+    let clash: Vec<String> = spec
+        .namespaces()
+        .into_iter()
+        .filter(|n| existing_namespaces().contains(n))
+        .collect();
+    if !clash.is_empty() {
+        return Err(format!(
+            "namespaces {} already exist: is the lab up already? (`tandem lab down` removes it)",
+            clash.join(", ")
+        ));
+    }
+    match build(spec, state, tandem, lease_timeout) {
+        Ok(lab) => Ok(lab),
+        Err(e) => {
+            down(spec, state);
+            Err(e)
+        }
+    }
+}
+
+fn build(spec: &LabSpec, state: &Path, tandem: &Path, lease_timeout: Duration) -> Result<Lab, String> {
+    std::fs::create_dir_all(state).map_err(|e| format!("{}: {e}", state.display()))?;
+    for ns in spec.namespaces() {
+        ip(&["netns", "add", &ns])?;
+        in_ns(&ns, &["ip", "link", "set", "lo", "up"])?;
+        for key in [
+            "net.ipv6.conf.all.disable_ipv6=1",
+            "net.ipv6.conf.default.disable_ipv6=1",
+        ] {
+            in_ns(&ns, &["sysctl", "-q", "-w", key])?;
+        }
+    }
+    // Wires: hosts to their Axon, Axons to each other.
+    let mut ports: Vec<Vec<(u8, &str)>> = vec![Vec::new(); spec.axons as usize + 1];
+    for (i, h) in spec.hosts.iter().enumerate() {
+        let (hn, an) = (spec.host_ns(i + 1), spec.axon_ns(h.axon));
+        let pname = format!("p{}", h.port);
+        veth(
+            &format!("{}h{}", spec.prefix, i + 1),
+            (&hn, "eth0"),
+            (&an, &pname),
+            "1500",
+        )?;
+        ports[h.axon as usize].push((h.port, "host"));
+    }
+    for (i, ((a, p), (b, q))) in spec.links()?.into_iter().enumerate() {
+        let (pa, pb) = (format!("p{p}"), format!("p{q}"));
+        veth(
+            &format!("{}l{}", spec.prefix, i + 1),
+            (&spec.axon_ns(a), &pa),
+            (&spec.axon_ns(b), &pb),
+            AXON_LINK_MTU,
+        )?;
+        ports[a as usize].push((p, "axon"));
+        ports[b as usize].push((q, "axon"));
+    }
+    // The Axons.
+    let topology = spec.topology_text()?;
+    for a in 1..=spec.axons {
+        let mut cfg = format!(
+            "device_id = {a}\ntopology = \"\"\"\n{topology}\"\"\"\n\n[dhcp]\nserver_ip = \"10.0.{a}.1\"\nsubnet_mask = \"255.255.0.0\"\nfirst = \"10.0.{a}.10\"\nlast = \"10.0.{a}.200\"\nlease_secs = 3600\n"
+        );
+        for (p, kind) in &ports[a as usize] {
+            cfg += &format!("\n[[ports]]\ninterface = \"p{p}\"\nport = {p}\nkind = \"{kind}\"\n");
+        }
+        let file = state.join(format!("a{a}.toml"));
+        std::fs::write(&file, cfg).map_err(|e| format!("{}: {e}", file.display()))?;
+        let log = std::fs::File::create(state.join(format!("a{a}.log"))).map_err(|e| e.to_string())?;
+        let child = Command::new("ip")
+            .args(["netns", "exec", &spec.axon_ns(a)])
+            .arg(tandem)
+            .args(["axon", "run", "--config"])
+            .arg(&file)
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().map_err(|e| e.to_string())?)
+            .stderr(log)
+            .spawn()
+            .map_err(|e| format!("cannot start {}: {e}", tandem.display()))?;
+        std::fs::write(state.join(format!("a{a}.pid")), child.id().to_string()).map_err(|e| e.to_string())?;
+    }
+    // Leases: every host asks at once.
+    let conf = state.join("dhclient.conf");
+    std::fs::write(&conf, "timeout 20;\nretry 1;\n").map_err(|e| e.to_string())?;
+    let script = state.join("dhclient-script");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\n# Sets the leased address and nothing else (no resolv.conf, no routes).\ncase \"$reason\" in\n  BOUND|RENEW|REBIND|REBOOT)\n    [ -n \"$old_ip_address\" ] && [ \"$old_ip_address\" != \"$new_ip_address\" ] && ip -4 addr flush dev \"$interface\"\n    ip -4 addr replace \"$new_ip_address/$new_subnet_mask\" dev \"$interface\" ;;\n  EXPIRE|FAIL|RELEASE|STOP)\n    ip -4 addr flush dev \"$interface\" ;;\nesac\nexit 0\n",
+    )
+    .map_err(|e| e.to_string())?;
+    set_executable(&script)?;
+    let mut clients = Vec::new();
+    for h in 1..=spec.hosts.len() {
+        let pid = state.join(format!("h{h}.dhclient.pid"));
+        let lease = state.join(format!("h{h}.leases"));
+        let child = Command::new("ip")
+            .args(["netns", "exec", &spec.host_ns(h), "dhclient", "-4", "-1", "-cf"])
+            .arg(&conf)
+            .arg("-sf")
+            .arg(&script)
+            .arg("-pf")
+            .arg(&pid)
+            .arg("-lf")
+            .arg(&lease)
+            .arg("eth0")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("cannot run dhclient (Debian isc-dhcp-client): {e}"))?;
+        clients.push((h, child));
+    }
+    let deadline = Instant::now() + lease_timeout;
+    let mut host_ips = vec![Ipv4Addr::UNSPECIFIED; spec.hosts.len()];
+    for (h, child) in clients {
+        let out = child.wait_with_output().map_err(|e| e.to_string())?;
+        if !out.status.success() {
+            return Err(format!(
+                "host {} ({}) got no DHCP lease from Axon {}: {}",
+                h,
+                spec.host_ns(h),
+                spec.hosts[h - 1].axon,
+                String::from_utf8_lossy(&out.stderr).lines().last().unwrap_or("")
+            ));
+        }
+        loop {
+            if let Some(a) = host_ip(spec, h) {
+                host_ips[h - 1] = a;
+                break;
+            }
+            if Instant::now() > deadline {
+                return Err(format!("host {h}: dhclient finished but eth0 has no address"));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+    Ok(Lab {
+        spec: spec.clone(),
+        state: state.to_path_buf(),
+        host_ips,
+    })
+}
+
+#[cfg(unix)]
+fn set_executable(p: &Path) -> Result<(), String> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).map_err(|e| e.to_string())
+}
+
+/// The IPv4 address of host `h`'s eth0, if it has one.
+pub fn host_ip(spec: &LabSpec, h: usize) -> Option<Ipv4Addr> {
+    let out = in_ns(&spec.host_ns(h), &["ip", "-4", "-o", "addr", "show", "dev", "eth0"]).ok()?;
+    let word = out.split_whitespace().skip_while(|w| *w != "inet").nth(1)?;
+    word.split('/').next()?.parse().ok()
+}
+
+/// Runs `args` in host `h`'s namespace.
+pub fn host_exec(spec: &LabSpec, h: usize, args: &[&str]) -> Result<String, String> {
+    in_ns(&spec.host_ns(h), args)
+}
+
+fn kill_pidfile(file: &Path) {
+    let Ok(pid) = std::fs::read_to_string(file) else { return };
+    let pid = pid.trim();
+    if pid.is_empty() || !pid.bytes().all(|b| b.is_ascii_digit()) {
+        return;
+    }
+    let _ = Command::new("kill").arg(pid).stderr(Stdio::null()).status();
+    let until = Instant::now() + Duration::from_secs(3);
+    while Path::new(&format!("/proc/{pid}")).exists() && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = Command::new("kill").args(["-9", pid]).stderr(Stdio::null()).status();
+}
+
+/// Removes what [`up`] made: stops the processes in `state` by PID, deletes the lab's
+/// namespaces, removes `state`. Safe to run when the lab is half up or already down.
+pub fn down(spec: &LabSpec, state: &Path) {
+    for h in 1..=spec.hosts.len() {
+        kill_pidfile(&state.join(format!("h{h}.dhclient.pid")));
+    }
+    for a in 1..=spec.axons {
+        kill_pidfile(&state.join(format!("a{a}.pid")));
+    }
+    let present = existing_namespaces();
+    for ns in spec.namespaces() {
+        if present.contains(&ns) {
+            let _ = ip(&["netns", "del", &ns]);
+        }
+    }
+    // Root-namespace veth ends left by a half-made wire.
+    for i in 1..=spec.hosts.len().max(spec.links.len()) {
+        for kind in ["h", "l"] {
+            let name = format!("{}{kind}{i}x", spec.prefix);
+            if Path::new(&format!("/sys/class/net/{name}")).exists() {
+                let _ = ip(&["link", "del", &name]);
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(state);
+}
