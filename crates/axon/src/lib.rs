@@ -44,9 +44,18 @@
 //! | route calculation: shortest, then least loaded within a slack (beyond the thesis) | [`control::route_calc`] |
 //! | route removal on timeout; link failure reroutes at the source Axons (future work in the thesis) | [`control::routes`] |
 //! | frames the control plane builds and reads | [`control::frames`] |
+//! | topology discovery by probes, link latency from probe timestamps, link timeouts, flooded advertisements (future work in the thesis) | [`control::discovery`] |
 //!
-//! Not modelled yet: topology discovery by probes (the topology is configuration), DHCP relay
-//! to a central server, and spreading failure notices (the driver tells every control plane).
+//! Not modelled yet: DHCP relay to a central server, and spreading explicit failure notices
+//! (without discovery the driver tells every control plane; with it, probe timeouts and
+//! advertisements spread the failure).
+//!
+//! # Testbed and experiments
+//!
+//! [`testbed`] wires Axons (a [`Device`] and its [`ControlPlane`] each) and simple hosts with
+//! links of a rate and a delay and runs them in one deterministic event loop; its experiments
+//! `axon-route-setup` (Table 4.3 route setup rate, ARP-to-first-packet latency) and
+//! `axon-failover` (a link on a stream's path fails) are [`testbed::experiments`].
 //!
 //! Model choices the thesis leaves open: hops are a nibble, so a device has at most 15 ports
 //! (`0xf` is the control plane); a masqueraded MAC is the configured two-byte prefix (U/L bit set)
@@ -68,6 +77,7 @@ pub mod output;
 pub mod port;
 pub mod route_memory;
 pub mod self_congestion;
+pub mod testbed;
 pub mod timing;
 
 pub use crate::config::{ConfigError, DeviceConfig, PauseConfig, PortConfig, MAX_PORTS};

@@ -111,6 +111,32 @@ pub struct ControlConfig {
     pub path_slack_hops: usize,
     /// Software delays.
     pub delays: SoftwareDelays,
+    /// Topology discovery by probes ([`super::discovery`]); `None` uses the configured topology
+    /// only.
+    pub discovery: Option<DiscoveryConfig>,
+}
+
+/// Topology discovery parameters ([`super::discovery`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct DiscoveryConfig {
+    /// A probe leaves every Axon port this often.
+    pub probe_interval_ps: u64,
+    /// A neighbor not heard (probe or echo) for this long is gone: its link is down.
+    pub probe_timeout_ps: u64,
+    /// Each Axon re-floods its own advertisement this often (frames lost to failures heal).
+    pub advert_refresh_ps: u64,
+}
+
+impl Default for DiscoveryConfig {
+    /// Probes every 100 us, a link down after 350 us of silence (three probes and a half),
+    /// advertisements refreshed every 10 ms.
+    fn default() -> DiscoveryConfig {
+        DiscoveryConfig {
+            probe_interval_ps: 100 * US,
+            probe_timeout_ps: 350 * US,
+            advert_refresh_ps: 10_000 * US,
+        }
+    }
 }
 
 impl ControlConfig {
@@ -125,6 +151,7 @@ impl ControlConfig {
             route_idle_timeout_ps: 300 * SECOND,
             path_slack_hops: 0,
             delays: SoftwareDelays::default(),
+            discovery: None,
         }
     }
 
@@ -139,6 +166,11 @@ impl ControlConfig {
         }
         if p.lease_secs == 0 {
             return Err(ControlConfigError::ZeroLease);
+        }
+        if let Some(d) = self.discovery {
+            if d.probe_interval_ps == 0 || d.probe_timeout_ps <= d.probe_interval_ps || d.advert_refresh_ps == 0 {
+                return Err(ControlConfigError::BadDiscoveryTimers);
+            }
         }
         Ok(())
     }
@@ -159,6 +191,9 @@ pub enum ControlConfigError {
     TopologyLine(usize, &'static str),
     /// A link names an Axon the topology lacks, or a port above 14.
     BadLink(usize),
+    /// Discovery timers that cannot work: a zero interval or refresh, or a probe timeout not
+    /// longer than the probe interval.
+    BadDiscoveryTimers,
 }
 
 impl fmt::Display for ControlConfigError {
@@ -170,6 +205,12 @@ impl fmt::Display for ControlConfigError {
             ControlConfigError::NotInTopology(d) => write!(f, "device {d} is not in the topology"),
             ControlConfigError::TopologyLine(n, w) => write!(f, "topology line {n}: {w}"),
             ControlConfigError::BadLink(i) => write!(f, "topology link {i} names an unknown axon or port"),
+            ControlConfigError::BadDiscoveryTimers => {
+                write!(
+                    f,
+                    "discovery needs a non-zero probe interval and refresh, and a timeout above the interval"
+                )
+            }
         }
     }
 }

@@ -46,6 +46,12 @@ pub enum ControlDrop {
     /// ARP traffic that needs no answer (replies not part of a transaction, probes for
     /// addresses not known, requests for the requester's own address).
     ArpIgnored,
+    /// A probe or probe echo that could not be read or whose records do not fit a link.
+    MalformedProbe,
+    /// A topology advertisement that could not be read.
+    MalformedAdvert,
+    /// A probe or advertisement while discovery is off.
+    DiscoveryOff,
 }
 
 /// Event and drop counters.
@@ -75,6 +81,20 @@ pub struct ControlCounters {
     pub routes_removed: u64,
     /// Routes recomputed and reinstalled after a link failure.
     pub routes_rerouted: u64,
+    /// Probes sent out of Axon ports (discovery).
+    pub probes_sent: u64,
+    /// Probes from neighbors echoed back.
+    pub probes_echoed: u64,
+    /// Echoes of our own probes received (each gives a link latency).
+    pub probe_echoes: u64,
+    /// Links to neighbors learned (or learned again after a timeout).
+    pub links_learned: u64,
+    /// Links whose neighbor stopped answering probes.
+    pub links_timed_out: u64,
+    /// Topology advertisements sent (own and flooded).
+    pub adverts_sent: u64,
+    /// Topology advertisements received that were new.
+    pub adverts_accepted: u64,
     drops: BTreeMap<ControlDrop, u64>,
 }
 

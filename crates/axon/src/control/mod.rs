@@ -15,25 +15,28 @@
 //! configuration), [`route_calc`] (shortest and least loaded paths), [`dhcp_server`] (leases),
 //! [`host_arp`] (ARP interception at the host ports), [`axon_arp`] (the four phases between
 //! source and target Axons), [`routes`] (installed routes, idle timeout, failover), [`frames`]
-//! (building and reading frames), [`counters`].
+//! (building and reading frames), [`discovery`] (probes, link timeouts and flooded
+//! advertisements, so no topology file is needed), [`counters`].
 
 pub mod axon_arp;
 pub mod config;
 pub mod counters;
 pub mod dhcp_server;
+pub mod discovery;
 pub mod frames;
 pub mod host_arp;
 pub mod route_calc;
 pub mod routes;
 pub mod topology;
 
-pub use self::config::{ControlConfig, ControlConfigError, DhcpPool, SoftwareDelays};
+pub use self::config::{ControlConfig, ControlConfigError, DhcpPool, DiscoveryConfig, SoftwareDelays};
 pub use self::counters::{ControlCounters, ControlDrop};
 pub use self::routes::{InstalledRoute, RemovalReason};
 pub use self::topology::{AxonNode, Endpoint, LinkId, Topology};
 
 use self::axon_arp::{SourceTxn, TargetKey, TargetTxn};
 use self::dhcp_server::{DhcpDecision, DhcpServer};
+use self::discovery::Discovery;
 use self::route_calc::LinkLoads;
 use crate::dataplane::{Device, Upcall};
 use crate::route_memory::RouteSlot;
@@ -150,17 +153,28 @@ pub struct ControlPlane {
     counters: ControlCounters,
     busy_until: u64,
     next_xid: u32,
+    disc: Option<Discovery>,
 }
 
 impl ControlPlane {
-    /// A control plane for `cfg.device_id`, which must be in `topo`.
-    pub fn new(cfg: ControlConfig, topo: Topology) -> Result<ControlPlane, ControlConfigError> {
+    /// A control plane for `cfg.device_id`, which must be in `topo` unless discovery is on
+    /// (then `topo` may be empty: this Axon is added with its pool, the rest is discovered; the
+    /// driver must feed a first [`ControlInput::Tick`] to start probing).
+    pub fn new(cfg: ControlConfig, mut topo: Topology) -> Result<ControlPlane, ControlConfigError> {
         cfg.validate()?;
+        if cfg.discovery.is_some() && !topo.has_axon(cfg.device_id) {
+            topo.add_axon(AxonNode {
+                device: cfg.device_id,
+                pool_first: cfg.pool.first,
+                pool_last: cfg.pool.last,
+            });
+        }
         if !topo.has_axon(cfg.device_id) {
             return Err(ControlConfigError::NotInTopology(cfg.device_id));
         }
         Ok(ControlPlane {
             dhcp: DhcpServer::new(cfg.pool, cfg.offer_hold_ps),
+            disc: cfg.discovery.map(Discovery::new),
             cfg,
             topo,
             loads: LinkLoads::default(),
@@ -233,6 +247,7 @@ impl ControlPlane {
             self.pending_src.values().map(|t| t.deadline_ps).min(),
             self.pending_tgt.values().map(|t| t.deadline_ps).min(),
             routes,
+            self.disc.as_ref().map(Discovery::next_wake),
         ]
         .into_iter()
         .flatten()
@@ -243,7 +258,12 @@ impl ControlPlane {
     pub fn handle(&mut self, now_ps: u64, dev: &mut Device, input: ControlInput, out: &mut Vec<ControlAction>) {
         match input {
             ControlInput::Upcall { reason, frame } => self.upcall(now_ps, dev, reason, &frame, out),
-            ControlInput::LinkDown { at } => self.link_changed(now_ps, dev, at, false, out),
+            ControlInput::LinkDown { at } => {
+                self.link_changed(now_ps, dev, at, false, out);
+                if at.device == self.cfg.device_id {
+                    self.discovery_port_down(now_ps, dev, at.port, out);
+                }
+            }
             ControlInput::LinkUp { at } => self.link_changed(now_ps, dev, at, true, out),
             ControlInput::Tick => self.tick(now_ps, dev, out),
         }
@@ -281,8 +301,16 @@ impl ControlPlane {
         let payload = p.payload();
         match reason {
             Upcall::Error(_) => self.drop_input(ControlDrop::DataPlaneError, out),
+            Upcall::Addressed
+                if header.packet_type == PacketType::Control && payload.first() == Some(&discovery::ADVERT_KIND) =>
+            {
+                self.advert_received(now, dev, &header, payload, out)
+            }
             Upcall::Addressed if header.packet_type == PacketType::Control => {
                 self.control_message(now, dev, &header, payload, out)
+            }
+            Upcall::Addressed if header.packet_type == PacketType::Probe => {
+                self.probe_received(now, dev, &header, payload, out)
             }
             Upcall::Addressed => self.drop_input(ControlDrop::MalformedControl, out),
             Upcall::Broadcast | Upcall::LookupMiss | Upcall::Arp => match header.reverse.first() {
@@ -376,6 +404,7 @@ impl ControlPlane {
         }
         self.expire_transactions(now, dev, out);
         self.expire_idle_routes(now, dev, out);
+        self.discovery_tick(now, dev, out);
     }
 }
 

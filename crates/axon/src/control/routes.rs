@@ -3,7 +3,8 @@
 //! fails every route across it is recomputed over the remaining topology and reinstalled in the
 //! same slot, so the host keeps using the MAC it has (the thesis left fault tolerance to future
 //! work). Each Axon recomputes the routes that start at its own host ports; a failure must
-//! therefore be reported to the control planes of both Axons of a route.
+//! therefore be reported to the control planes of both Axons of a route, by the driver or, with
+//! [`super::discovery`] on, by probe timeouts and flooded advertisements.
 //!
 //! A route is idle when its host has not asked for it (ARP, including the unicast ARP refreshes
 //! of §4.1.1) for [`super::ControlConfig::route_idle_timeout_ps`]: the data plane keeps no
@@ -159,9 +160,13 @@ impl ControlPlane {
         up: bool,
         out: &mut Vec<ControlAction>,
     ) {
-        let Some(id) = self.topo.link_at(at) else {
-            return;
-        };
+        if let Some(id) = self.topo.link_at(at) {
+            self.set_link(dev, id, up, out);
+        }
+    }
+
+    /// Marks a link up or down; on a failure, reroutes every route across it.
+    pub(super) fn set_link(&mut self, dev: &mut Device, id: LinkId, up: bool, out: &mut Vec<ControlAction>) {
         if !self.topo.set_up(id, up) || up {
             return;
         }

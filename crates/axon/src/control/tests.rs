@@ -1,12 +1,12 @@
-//! Control plane tests: a tiny in-test event loop moves frames between Device + ControlPlane
-//! pairs and toy hosts that answer ARP for their own address.
+//! Control plane tests on the [`crate::testbed`]: its event loop moves frames between Device +
+//! ControlPlane pairs and hosts that answer ARP for their own address; every frame a host gets is
+//! kept.
 
 use super::dhcp_server::tests::client;
 use super::*;
 use crate::config::DeviceConfig;
-use crate::dataplane::{Action, Event};
-use crate::port::PortKind;
-use crate::timing::wire_time_ps;
+use crate::dataplane::Event;
+use crate::testbed::{FailureNotice, Host, HostId, Testbed};
 use tandem_wire::arp::{ArpOperation, ArpRepr};
 use tandem_wire::axon::control::{ControlKind, ControlRepr};
 use tandem_wire::dhcp::{self, DhcpRepr};
@@ -52,206 +52,95 @@ fn topo_text(n: u64, ring: bool) -> String {
     s
 }
 
-#[derive(Debug)]
-enum Item {
-    Dev(u64, Event),
-    Cp(u64, ControlInput),
-    HostRx(u64, u8, Vec<u8>),
-}
-
-struct Node {
-    dev: Device,
-    cp: ControlPlane,
-}
-
-#[derive(Default)]
-struct ToyHost {
-    mac: MacAddr,
-    ip: Option<Ipv4Addr>,
-    rx: Vec<(u64, Vec<u8>)>,
-}
-
+/// The testbed with the tests' addressing: hosts by (Axon, port), every frame a host gets kept.
 struct Net {
-    nodes: BTreeMap<u64, Node>,
-    wires: BTreeMap<(u64, u8), (u64, u8)>,
-    hosts: BTreeMap<(u64, u8), ToyHost>,
-    queue: BTreeMap<(u64, u64), Item>,
-    seq: u64,
-    now: u64,
-    log: Vec<(u64, u64, ControlAction)>,
+    tb: Testbed,
+    ids: BTreeMap<(u64, u8), HostId>,
 }
 
 impl Net {
     fn new(n: u64, ring: bool, ports: usize, cam_entries: usize) -> Net {
         let topo = Topology::parse(&topo_text(n, ring)).unwrap();
-        let mut wires = BTreeMap::new();
-        for l in topo.links() {
-            wires.insert((l.a.device, l.a.port), (l.b.device, l.b.port));
-            wires.insert((l.b.device, l.b.port), (l.a.device, l.a.port));
-        }
-        let mut nodes = BTreeMap::new();
+        let mut tb = Testbed::new();
+        tb.set_timers(false);
         for d in 1..=n {
             let mut cfg = DeviceConfig::new(d, ports, GBPS);
             cfg.cam_entries = cam_entries;
-            let mut dev = Device::new(cfg).unwrap();
-            for p in 0..ports as u8 {
-                let kind = if wires.contains_key(&(d, p)) {
-                    PortKind::Axon
-                } else {
-                    PortKind::Host
-                };
-                dev.set_port_kind(p, kind).unwrap();
-            }
-            let cp = ControlPlane::new(ControlConfig::new(d, pool(d)), topo.clone()).unwrap();
-            nodes.insert(d, Node { dev, cp });
+            tb.add_axon(cfg, ControlConfig::new(d, pool(d)), topo.clone()).unwrap();
+        }
+        for l in topo.links() {
+            tb.connect(l.a, l.b, 1_000).unwrap();
         }
         Net {
-            nodes,
-            wires,
-            hosts: BTreeMap::new(),
-            queue: BTreeMap::new(),
-            seq: 0,
-            now: 0,
-            log: vec![],
+            tb,
+            ids: BTreeMap::new(),
         }
     }
 
-    fn at(&mut self, t: u64, item: Item) {
-        self.seq += 1;
-        self.queue.insert((t, self.seq), item);
-    }
-
-    fn node(&mut self, d: u64) -> &mut Node {
-        self.nodes.get_mut(&d).unwrap()
-    }
-
-    /// A host on `(d, port)` that knows its address (told the Axon by a gratuitous ARP).
-    fn host(&mut self, d: u64, port: u8, ip: Ipv4Addr) -> MacAddr {
+    fn add(&mut self, d: u64, port: u8, ip: Ipv4Addr, announce: bool) -> MacAddr {
         let mac = host_mac(d, port);
-        self.hosts.insert(
-            (d, port),
-            ToyHost {
-                mac,
-                ip: Some(ip),
-                rx: vec![],
-            },
-        );
-        let g = ArpRepr {
-            operation: ArpOperation::Request,
-            sender_mac: mac,
-            sender_ip: ip,
-            target_mac: MacAddr::ZERO,
-            target_ip: ip,
-        };
-        self.send(d, port, frames::arp_frame(MacAddr::BROADCAST, mac, &g));
+        let mut h = Host::new(mac, ip, Endpoint { device: d, port }, GBPS, 0);
+        h.announce = announce;
+        h.keep_frames = true;
+        let id = self.tb.add_host(h).unwrap();
+        self.ids.insert((d, port), id);
         self.run();
         mac
     }
 
+    /// A host on `(d, port)` that knows its address (told the Axon by a gratuitous ARP).
+    fn host(&mut self, d: u64, port: u8, ip: Ipv4Addr) -> MacAddr {
+        self.add(d, port, ip, true)
+    }
+
+    /// A host on `(d, port)` without an address yet (a DHCP client).
+    fn client_host(&mut self, d: u64, port: u8) -> MacAddr {
+        self.add(d, port, Ipv4Addr::UNSPECIFIED, false)
+    }
+
+    fn host_at(&self, d: u64, port: u8) -> &Host {
+        self.tb.host(self.ids[&(d, port)]).unwrap()
+    }
+
     fn send(&mut self, d: u64, port: u8, frame: Vec<u8>) {
-        let t = self.now;
-        self.at(t, Item::Dev(d, Event::Frame { port, frame }));
+        let now = self.tb.now();
+        self.tb.transmit_at(now, self.ids[&(d, port)], frame);
     }
 
     fn cp_input(&mut self, d: u64, input: ControlInput) {
-        let t = self.now;
-        self.at(t, Item::Cp(d, input));
+        let now = self.tb.now();
+        self.tb.control_input_at(now, d, input);
+    }
+
+    /// Lets time pass with nothing happening.
+    fn advance(&mut self, ps: u64) {
+        let t = self.tb.now() + ps;
+        self.tb.run_until(t);
+    }
+
+    fn now(&self) -> u64 {
+        self.tb.now()
     }
 
     fn run(&mut self) {
-        let mut steps = 0;
-        while let Some(((t, _), item)) = self.queue.pop_first() {
-            steps += 1;
-            assert!(steps < 100_000, "the network does not settle");
-            self.now = t;
-            match item {
-                Item::Dev(d, ev) => {
-                    let mut acts = vec![];
-                    self.node(d).dev.handle(t, ev, &mut acts);
-                    for a in acts {
-                        self.device_action(d, a);
-                    }
-                }
-                Item::Cp(d, input) => {
-                    let mut acts = vec![];
-                    let n = self.nodes.get_mut(&d).unwrap();
-                    n.cp.handle(t, &mut n.dev, input, &mut acts);
-                    for a in acts {
-                        if let ControlAction::Inject { at_ps, frame } = &a {
-                            self.at(
-                                (*at_ps).max(t),
-                                Item::Dev(d, Event::FromControlPlane { frame: frame.clone() }),
-                            );
-                        }
-                        self.log.push((d, t, a));
-                    }
-                }
-                Item::HostRx(d, port, frame) => self.host_rx(d, port, frame),
-            }
-        }
-    }
-
-    fn device_action(&mut self, d: u64, a: Action) {
-        match a {
-            Action::Transmit { port, start_ps, frame } => {
-                let end = start_ps + wire_time_ps(frame.len(), GBPS);
-                self.at(end, Item::Dev(d, Event::TxDone { port }));
-                match self.wires.get(&(d, port)).copied() {
-                    Some((d2, p2)) => self.at(start_ps + 1_000, Item::Dev(d2, Event::Frame { port: p2, frame })),
-                    None => self.at(end, Item::HostRx(d, port, frame)),
-                }
-            }
-            a @ Action::ToControlPlane { .. } => {
-                if let Some((at, input)) = ControlInput::from_action(&a) {
-                    self.at(at, Item::Cp(d, input));
-                }
-            }
-            _ => {}
-        }
-    }
-
-    /// Toy host: keeps what it gets and answers ARP requests for its address.
-    fn host_rx(&mut self, d: u64, port: u8, frame: Vec<u8>) {
-        let now = self.now;
-        let Some(h) = self.hosts.get_mut(&(d, port)) else {
-            return;
-        };
-        h.rx.push((now, frame.clone()));
-        let (mac, ip) = (h.mac, h.ip);
-        let Some(a) = arp_of(&frame) else { return };
-        if a.operation == ArpOperation::Request && Some(a.target_ip) == ip {
-            let r = ArpRepr {
-                operation: ArpOperation::Reply,
-                sender_mac: mac,
-                sender_ip: a.target_ip,
-                target_mac: a.sender_mac,
-                target_ip: a.sender_ip,
-            };
-            self.send(d, port, frames::arp_frame(a.sender_mac, mac, &r));
-        }
+        assert!(self.tb.run_until_idle(100_000), "the network does not settle");
     }
 
     fn rx(&self, d: u64, port: u8) -> &[(u64, Vec<u8>)] {
-        &self.hosts[&(d, port)].rx
+        &self.host_at(d, port).frames
     }
 
     fn clear_rx(&mut self) {
-        for h in self.hosts.values_mut() {
-            h.rx.clear();
+        for id in self.ids.values() {
+            if let Some(h) = self.tb.host_mut(*id) {
+                h.frames.clear();
+            }
         }
     }
 
     /// The host on `(d, port)` asks for `ip` and gets the answer's MAC.
     fn arp(&mut self, d: u64, port: u8, ip: Ipv4Addr) -> Option<MacAddr> {
-        let h = &self.hosts[&(d, port)];
-        let q = ArpRepr {
-            operation: ArpOperation::Request,
-            sender_mac: h.mac,
-            sender_ip: h.ip.unwrap(),
-            target_mac: MacAddr::ZERO,
-            target_ip: ip,
-        };
-        let f = frames::arp_frame(MacAddr::BROADCAST, h.mac, &q);
+        let f = self.host_at(d, port).arp_request(ip);
         self.send(d, port, f);
         self.run();
         self.rx(d, port)
@@ -264,7 +153,7 @@ impl Net {
     /// Sends a data frame from a host to `dst` and returns what the far host got.
     fn data(&mut self, from: (u64, u8), dst: MacAddr, to: (u64, u8)) -> Option<(MacAddr, MacAddr)> {
         self.clear_rx();
-        let src = self.hosts[&from].mac;
+        let src = self.host_at(from.0, from.1).mac;
         self.send(from.0, from.1, eth(dst, src, DATA, &[7; 50]));
         self.run();
         self.rx(to.0, to.1)
@@ -279,11 +168,19 @@ impl Net {
     }
 
     fn cp(&self, d: u64) -> &ControlPlane {
-        &self.nodes[&d].cp
+        &self.tb.node(d).unwrap().cp
+    }
+
+    fn dev(&self, d: u64) -> &Device {
+        &self.tb.node(d).unwrap().dev
+    }
+
+    fn log(&self) -> &[(u64, u64, ControlAction)] {
+        self.tb.control_log()
     }
 
     fn injected(&self, d: u64) -> Vec<(u64, Vec<u8>)> {
-        self.log
+        self.log()
             .iter()
             .filter(|(n, _, _)| *n == d)
             .filter_map(|(_, _, a)| match a {
@@ -358,14 +255,7 @@ fn last_dhcp(net: &Net, d: u64, port: u8) -> (MacAddr, MacAddr, DhcpRepr) {
 #[test]
 fn dhcp_offer_ack_renew_nak_release_and_expiry_over_frames() {
     let mut net = Net::new(1, false, 4, 64);
-    let mac = host_mac(1, 2);
-    net.hosts.insert(
-        (1, 2),
-        ToyHost {
-            mac,
-            ..Default::default()
-        },
-    );
+    let mac = net.client_host(1, 2);
     let unspec = Ipv4Addr::UNSPECIFIED;
     net.send(
         1,
@@ -409,14 +299,14 @@ fn dhcp_offer_ack_renew_nak_release_and_expiry_over_frames() {
     net.clear_rx();
     let mut renew = client(DhcpMessageType::Request, mac);
     renew.client_ip = offer.your_ip;
-    let before = net.nodes[&1].dev.counters().lookup_misses;
+    let before = net.dev(1).counters().lookup_misses;
     net.send(
         1,
         2,
         dhcp_client_frame(server_mac, offer.your_ip, pool(1).server_ip, &renew),
     );
     net.run();
-    assert_eq!(net.nodes[&1].dev.counters().lookup_misses, before + 1);
+    assert_eq!(net.dev(1).counters().lookup_misses, before + 1);
     let (dst, _, ack) = last_dhcp(&net, 1, 2);
     assert_eq!(
         (ack.message_type, ack.client_ip, dst),
@@ -427,13 +317,7 @@ fn dhcp_offer_ack_renew_nak_release_and_expiry_over_frames() {
     // A request for an address outside the pool: NAK, broadcast.
     let mut bad = client(DhcpMessageType::Request, host_mac(1, 3));
     bad.requested_ip = Some(Ipv4Addr::new(192, 168, 0, 5));
-    net.hosts.insert(
-        (1, 3),
-        ToyHost {
-            mac: host_mac(1, 3),
-            ..Default::default()
-        },
-    );
+    net.client_host(1, 3);
     net.send(
         1,
         3,
@@ -444,13 +328,13 @@ fn dhcp_offer_ack_renew_nak_release_and_expiry_over_frames() {
     assert_eq!((nak.message_type, dst), (DhcpMessageType::Nak, MacAddr::BROADCAST));
 
     // The lease runs out without renewal: the host is forgotten.
-    net.now += 101 * config::SECOND;
+    net.advance(101 * config::SECOND);
     net.cp_input(1, ControlInput::Tick);
     net.run();
     assert!(net.cp(1).local_hosts().is_empty());
     assert_eq!(net.cp(1).counters().dhcp_expired, 1);
     assert!(net
-        .log
+        .log()
         .iter()
         .any(|(_, _, a)| matches!(a, ControlAction::WakeAt { .. })));
 }
@@ -476,11 +360,11 @@ fn resolved_line(cam_entries: usize) -> (Net, MacAddr, MacAddr, MacAddr) {
     let mut net = Net::new(3, false, 4, cam_entries);
     let s = net.host(1, 2, host_ip(1, 1));
     let t = net.host(3, 2, host_ip(3, 1));
-    net.log.clear();
+    net.tb.clear_control_log();
     net.clear_rx();
-    let start = net.now;
+    let start = net.now();
     let got = net.arp(1, 2, host_ip(3, 1)).expect("an ARP reply");
-    assert!(net.now > start);
+    assert!(net.now() > start);
     (net, s, t, got)
 }
 
@@ -560,10 +444,10 @@ fn axon_arp_four_phases_across_three_axons() {
 
     // Both directions flow in the data plane alone.
     let mut net = net;
-    let upcalls = net.nodes[&1].dev.counters().to_control_plane;
+    let upcalls = net.dev(1).counters().to_control_plane;
     assert_eq!(net.data((1, 2), t, (3, 2)), Some((t, s)));
     assert_eq!(net.data((3, 2), s, (1, 2)), Some((s, t)));
-    assert_eq!(net.nodes[&1].dev.counters().to_control_plane, upcalls);
+    assert_eq!(net.dev(1).counters().to_control_plane, upcalls);
 }
 
 #[test]
@@ -620,9 +504,11 @@ fn failover_recomputes_routes_across_a_failed_link() {
     assert_eq!(net.arp(1, 2, host_ip(2, 1)), Some(t));
     assert_eq!(net.cp(1).route_to(2, host_ip(2, 1)).unwrap().entry.forward, vec![1, 2]);
     // The link 1.1 - 2.0 fails: both data planes see it, both control planes are told.
+    let now = net.now();
+    net.tb
+        .fail_link_at(now, Endpoint { device: 1, port: 1 }, FailureNotice::Nobody);
     for (d, p) in [(1, 1), (2, 0)] {
-        net.at(net.now, Item::Dev(d, Event::LinkDown { port: p }));
-        net.wires.remove(&(d, p));
+        net.tb.device_event_at(now, d, Event::LinkDown { port: p });
     }
     net.cp_input(
         1,
@@ -658,7 +544,7 @@ fn failover_recomputes_routes_across_a_failed_link() {
     );
     net.run();
     assert!(net.cp(1).route_to(2, host_ip(2, 1)).is_none());
-    assert!(net.log.iter().any(|(_, _, a)| matches!(
+    assert!(net.log().iter().any(|(_, _, a)| matches!(
         a,
         ControlAction::RouteRemoved {
             why: RemovalReason::NoPath,
@@ -670,28 +556,28 @@ fn failover_recomputes_routes_across_a_failed_link() {
 #[test]
 fn idle_routes_and_stale_transactions_time_out() {
     let (mut net, _, _, _) = resolved_line(64);
-    let free = net.nodes[&1].dev.route_memory(2).unwrap().free_slots();
+    let free = net.dev(1).route_memory(2).unwrap().free_slots();
     // A refresh keeps the route; silence removes it.
-    net.now += 200 * config::SECOND;
+    net.advance(200 * config::SECOND);
     net.arp(1, 2, host_ip(3, 1)).unwrap();
-    net.now += 200 * config::SECOND;
+    net.advance(200 * config::SECOND);
     net.cp_input(1, ControlInput::Tick);
     net.run();
     assert!(net.cp(1).route_to(2, host_ip(3, 1)).is_some());
-    net.now += 301 * config::SECOND;
+    net.advance(301 * config::SECOND);
     net.cp_input(1, ControlInput::Tick);
     net.run();
     assert!(net.cp(1).route_to(2, host_ip(3, 1)).is_none());
-    assert_eq!(net.nodes[&1].dev.route_memory(2).unwrap().free_slots(), free + 1);
+    assert_eq!(net.dev(1).route_memory(2).unwrap().free_slots(), free + 1);
 
     // An address in Axon 2's pool with no host: Axon 2 drops the request, Axon 1 gives up.
     assert_eq!(net.arp(1, 2, Ipv4Addr::new(10, 0, 2, 50)), None);
     assert_eq!(net.cp(2).counters().dropped(ControlDrop::TargetHostUnknown), 1);
-    net.now += 2 * config::SECOND;
+    net.advance(2 * config::SECOND);
     net.cp_input(1, ControlInput::Tick);
     net.run();
     assert_eq!(net.cp(1).counters().dropped(ControlDrop::TransactionTimeout), 1);
-    assert_eq!(net.nodes[&1].dev.route_memory(2).unwrap().free_slots(), free + 1);
+    assert_eq!(net.dev(1).route_memory(2).unwrap().free_slots(), free + 1);
     // Nobody owns 192.168.0.1.
     assert_eq!(net.arp(1, 2, Ipv4Addr::new(192, 168, 0, 1)), None);
     assert_eq!(net.cp(1).counters().dropped(ControlDrop::UnknownTarget), 1);
@@ -819,6 +705,81 @@ fn arbitrary_upcalls_never_panic() {
 }
 
 #[test]
+fn discovery_inputs_from_the_network_never_panic_and_are_counted() {
+    let mut x: u32 = 99;
+    let mut cfg = ControlConfig::new(1, pool(1));
+    cfg.discovery = Some(DiscoveryConfig::default());
+    let mut cp = ControlPlane::new(cfg, Topology::new()).unwrap();
+    let mut off = ControlPlane::new(
+        ControlConfig::new(1, pool(1)),
+        Topology::parse(&topo_text(1, false)).unwrap(),
+    )
+    .unwrap();
+    let mut dev = Device::new(DeviceConfig::new(1, 4, GBPS)).unwrap();
+    let mut out = vec![];
+    for len in 0..200usize {
+        let mut body: Vec<u8> = (0..len)
+            .map(|_| {
+                x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+                (x >> 16) as u8
+            })
+            .collect();
+        for (t, first) in [
+            (PacketType::Probe, None),
+            (PacketType::Control, Some(discovery::ADVERT_KIND)),
+        ] {
+            if let (Some(b), Some(k)) = (body.first_mut(), first) {
+                *b = k;
+            }
+            let h = AxonRepr {
+                packet_type: t,
+                forward: vec![],
+                reverse: vec![1, 0xf],
+            };
+            let frame = h.to_frame(&body).unwrap();
+            let input = ControlInput::Upcall {
+                reason: Upcall::Addressed,
+                frame,
+            };
+            cp.handle(len as u64, &mut dev, input.clone(), &mut out);
+            off.handle(len as u64, &mut dev, input, &mut out);
+        }
+    }
+    let c = cp.counters();
+    assert!(c.dropped(ControlDrop::MalformedProbe) + c.dropped(ControlDrop::MalformedAdvert) > 300);
+    // Every probe, and every control body but the empty one (not an advertisement).
+    assert_eq!(off.counters().dropped(ControlDrop::DiscoveryOff), 399);
+    let mut bad = ControlConfig::new(1, pool(1));
+    bad.discovery = Some(DiscoveryConfig {
+        probe_timeout_ps: 10,
+        probe_interval_ps: 10,
+        advert_refresh_ps: 1,
+    });
+    assert_eq!(bad.validate(), Err(ControlConfigError::BadDiscoveryTimers));
+}
+
+#[test]
+fn a_link_down_notice_with_discovery_on_withdraws_the_neighbor_at_once() {
+    let mut spec = crate::testbed::LineSpec::ring(3);
+    spec.discovery = Some(DiscoveryConfig::default());
+    let mut tb = spec.build().unwrap();
+    tb.run_until(500 * config::US);
+    assert_eq!(tb.node(1).unwrap().cp.discovery().unwrap().adjacencies().len(), 2);
+    let now = tb.now();
+    tb.control_input_at(
+        now,
+        1,
+        ControlInput::LinkDown {
+            at: Endpoint { device: 1, port: 0 },
+        },
+    );
+    tb.run_until(now + config::US);
+    let cp = &tb.node(1).unwrap().cp;
+    assert_eq!(cp.discovery().unwrap().adjacencies().len(), 1);
+    assert_eq!(cp.topology().links().iter().filter(|l| l.up).count(), 2);
+}
+
+#[test]
 fn route_setup_rate_follows_the_table_4_3_delays() {
     // Thirteen hosts on Axon 1 ask for one host on Axon 2 at once: Axon 2's processor (Phases
     // II and III, 216 + 168 us a route) is the bottleneck: about 2,600 routes a second in steady
@@ -830,17 +791,9 @@ fn route_setup_rate_follows_the_table_4_3_delays() {
     }
     net.host(2, 2, host_ip(2, 1));
     net.clear_rx();
-    let t0 = net.now;
+    let t0 = net.now();
     for &p in &sources {
-        let h = &net.hosts[&(1, p)];
-        let q = ArpRepr {
-            operation: ArpOperation::Request,
-            sender_mac: h.mac,
-            sender_ip: h.ip.unwrap(),
-            target_mac: MacAddr::ZERO,
-            target_ip: host_ip(2, 1),
-        };
-        let f = frames::arp_frame(MacAddr::BROADCAST, h.mac, &q);
+        let f = net.host_at(1, p).arp_request(host_ip(2, 1));
         net.send(1, p, f);
     }
     net.run();

@@ -130,9 +130,23 @@ impl Topology {
             .map(|n| n.device)
     }
 
-    /// The link on a device's port, if any.
+    /// The link on a device's port, if any (an up one first: a port rewired after a failure has
+    /// its old link down and its new one up).
     pub fn link_at(&self, at: Endpoint) -> Option<LinkId> {
-        self.links.iter().position(|l| l.a == at || l.b == at).map(LinkId)
+        let on = |l: &Link| l.a == at || l.b == at;
+        self.links
+            .iter()
+            .position(|l| l.up && on(l))
+            .or_else(|| self.links.iter().position(on))
+            .map(LinkId)
+    }
+
+    /// The link between exactly these two ends (either order), if any.
+    pub fn find_link(&self, a: Endpoint, b: Endpoint) -> Option<LinkId> {
+        self.links
+            .iter()
+            .position(|l| (l.a == a && l.b == b) || (l.a == b && l.b == a))
+            .map(LinkId)
     }
 
     /// Marks a link up or down; returns whether it changed.

@@ -1,0 +1,321 @@
+//! `axon-failover` (beyond the thesis, which leaves fault tolerance to future work): a ring of
+//! four Axons, host S on Axon 1 streams a frame every 10 us to host T on Axon 3, and halfway
+//! through, the link of the stream's path that is not next to S's Axon fails. Two ways of finding
+//! out: every control plane is told at once ([`FailureNotice::Everyone`], topology as
+//! configuration), or nobody is and the Axons at the ends notice the missing probes
+//! ([`crate::control::discovery`], no topology file) and flood it. Measured: the time from the
+//! failure until the first frame sent after it arrives, frames lost, and that nothing is lost
+//! once traffic flows again.
+
+use super::layout::{host_ip, LineSpec};
+use super::net::FailureNotice;
+use crate::control::{DiscoveryConfig, Endpoint};
+use tandem_sim::experiment::{write, Experiment, ExperimentCtx, ExperimentError, Report, Row, Target};
+use tandem_sim::plot;
+
+/// The experiment.
+pub const EXPERIMENT: Experiment = Experiment {
+    name: "axon-failover",
+    about: "Axon ring of four: a link on a stream's path fails; recovery time and frames lost, with failure notices and with probe-timeout detection",
+    run,
+};
+
+/// One picosecond-based microsecond.
+const US: u64 = 1_000_000;
+/// When the source first ARPs (discovery has converged well before).
+const ARP_PS: u64 = 1_000 * US;
+/// When the stream starts.
+const STREAM_PS: u64 = 3_000 * US;
+
+/// How the failure is found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Detection {
+    /// Both devices and every control plane are told at once; topology as configuration.
+    Notice,
+    /// Nobody is told; discovery's probe timeout finds it (no topology file).
+    ProbeTimeout(DiscoveryConfig),
+}
+
+impl Detection {
+    /// A short name for tables.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Detection::Notice => "notice",
+            Detection::ProbeTimeout(_) => "probe timeout",
+        }
+    }
+}
+
+/// One run's setting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Setup {
+    /// How the failure is found.
+    pub detection: Detection,
+    /// How long the stream runs (the failure is in the middle).
+    pub stream_ps: u64,
+    /// A frame this often.
+    pub period_ps: u64,
+}
+
+/// One frame of the stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Arrival {
+    /// Its sequence number.
+    pub seq: u64,
+    /// When S sent it.
+    pub sent_ps: u64,
+    /// When T got it, if it did.
+    pub arrived_ps: Option<u64>,
+}
+
+/// What a run gave.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    /// The setting.
+    pub setup: Setup,
+    /// The failed link's ends.
+    pub failed: (Endpoint, Endpoint),
+    /// When it failed.
+    pub fail_ps: u64,
+    /// S's route (output ports) before and after.
+    pub path_before: Vec<u8>,
+    /// S's route after the failure (empty if none).
+    pub path_after: Vec<u8>,
+    /// Every frame of the stream.
+    pub arrivals: Vec<Arrival>,
+    /// From the failure to the arrival of the first frame sent after it.
+    pub recovery_ps: Option<u64>,
+    /// Frames sent after the first one that made it through after the failure and lost.
+    pub lost_after_recovery: u64,
+}
+
+impl Outcome {
+    /// Frames sent.
+    pub fn sent(&self) -> u64 {
+        self.arrivals.len() as u64
+    }
+    /// Frames lost.
+    pub fn lost(&self) -> u64 {
+        self.arrivals.iter().filter(|a| a.arrived_ps.is_none()).count() as u64
+    }
+}
+
+fn err(e: impl std::fmt::Display) -> ExperimentError {
+    ExperimentError(format!("axon-failover: {e}"))
+}
+
+/// Runs one setting.
+pub fn run_setup(s: &Setup) -> Result<Outcome, ExperimentError> {
+    let mut spec = LineSpec::ring(4);
+    spec.ports = 4;
+    let notice = match s.detection {
+        Detection::Notice => FailureNotice::Everyone,
+        Detection::ProbeTimeout(d) => {
+            spec.discovery = Some(d);
+            FailureNotice::Nobody
+        }
+    };
+    let mut tb = spec.build().map_err(err)?;
+    let src = spec.add_host(&mut tb, 1, 0).map_err(err)?;
+    let dst = spec.add_host(&mut tb, 3, 0).map_err(err)?;
+    let to = host_ip(3, 0);
+    tb.send_at(ARP_PS, src, to, 0);
+    tb.run_until(STREAM_PS);
+    let route = |tb: &super::Testbed| {
+        tb.node(1)
+            .and_then(|n| n.cp.route_to(2, to).map(|r| (r.entry.forward.clone(), r.links.clone())))
+    };
+    let (path_before, links) = route(&tb).ok_or_else(|| err("no route after ARP"))?;
+    let cp1 = &tb.node(1).ok_or_else(|| err("no axon 1"))?.cp;
+    let id = *links.last().ok_or_else(|| err("an empty route"))?;
+    let link = cp1
+        .topology()
+        .links()
+        .get(id.0)
+        .copied()
+        .ok_or_else(|| err("unknown link"))?;
+    let n = s.stream_ps / s.period_ps.max(1);
+    for k in 0..n {
+        tb.send_at(STREAM_PS + k * s.period_ps, src, to, k + 1);
+    }
+    let fail_ps = STREAM_PS + s.stream_ps / 2 + 3 * US;
+    tb.fail_link_at(fail_ps, link.a, notice);
+    tb.run_until(STREAM_PS + s.stream_ps + 1_000 * US);
+    let path_after = route(&tb).map(|r| r.0).unwrap_or_default();
+    let h_src = tb.host(src).ok_or_else(|| err("no source"))?;
+    let h_dst = tb.host(dst).ok_or_else(|| err("no target"))?;
+    let arrivals: Vec<Arrival> = h_src
+        .sent
+        .iter()
+        .filter(|(_, seq, _)| *seq >= 1)
+        .map(|&(_, seq, sent_ps)| Arrival {
+            seq,
+            sent_ps,
+            arrived_ps: h_dst.received.iter().find(|d| d.seq == seq).map(|d| d.at_ps),
+        })
+        .collect();
+    let first_after = arrivals
+        .iter()
+        .filter(|a| a.sent_ps >= fail_ps)
+        .find(|a| a.arrived_ps.is_some())
+        .copied();
+    let recovery_ps = first_after.and_then(|a| a.arrived_ps).map(|t| t - fail_ps);
+    let lost_after_recovery = first_after.map_or(0, |f| {
+        arrivals
+            .iter()
+            .filter(|a| a.seq > f.seq && a.arrived_ps.is_none())
+            .count() as u64
+    });
+    Ok(Outcome {
+        setup: *s,
+        failed: (link.a, link.b),
+        fail_ps,
+        path_before,
+        path_after,
+        arrivals,
+        recovery_ps,
+        lost_after_recovery,
+    })
+}
+
+/// The settings of a full or quick run.
+pub fn setups(quick: bool) -> Vec<Setup> {
+    let stream_ps = if quick { 4_000 * US } else { 20_000 * US };
+    [Detection::Notice, Detection::ProbeTimeout(DiscoveryConfig::default())]
+        .into_iter()
+        .map(|detection| Setup {
+            detection,
+            stream_ps,
+            period_ps: 10 * US,
+        })
+        .collect()
+}
+
+fn ports(p: &[u8]) -> String {
+    p.iter().map(u8::to_string).collect::<Vec<_>>().join("-")
+}
+
+fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
+    let mut outs = vec![];
+    for s in setups(ctx.quick) {
+        (ctx.status)(&format!("axon-failover: {}", s.detection.name()));
+        outs.push(run_setup(&s)?);
+    }
+    let mut csv = String::from("detection,seq,sent_us,arrived_us,one_way_us\n");
+    for o in &outs {
+        for a in &o.arrivals {
+            let (arr, ow) = match a.arrived_ps {
+                Some(t) => (
+                    format!("{:.3}", t as f64 / 1e6),
+                    format!("{:.3}", (t - a.sent_ps) as f64 / 1e6),
+                ),
+                None => (String::new(), String::new()),
+            };
+            csv.push_str(&format!(
+                "{},{},{:.3},{},{}\n",
+                o.setup.detection.name(),
+                a.seq,
+                a.sent_ps as f64 / 1e6,
+                arr,
+                ow
+            ));
+        }
+    }
+    write(ctx, "failover_arrivals.csv", &csv)?;
+    // Frames delivered per 100 us, around the failure.
+    let bin = 100 * US;
+    let series: Vec<(String, Vec<(f64, f64)>)> = outs
+        .iter()
+        .map(|o| {
+            let from = o.fail_ps.saturating_sub(2_000 * US);
+            let to = o.fail_ps + 2_000 * US;
+            let mut counts = vec![0u32; ((to - from) / bin) as usize];
+            for t in o.arrivals.iter().filter_map(|a| a.arrived_ps) {
+                if (from..to).contains(&t) {
+                    if let Some(c) = counts.get_mut(((t - from) / bin) as usize) {
+                        *c += 1;
+                    }
+                }
+            }
+            let pts = counts
+                .iter()
+                .enumerate()
+                .map(|(i, c)| ((i as f64 * bin as f64 - 2_000.0 * US as f64) / 1e9, f64::from(*c)))
+                .collect();
+            (o.setup.detection.name().to_string(), pts)
+        })
+        .collect();
+    plot::lines(
+        &ctx.path("failover_arrivals.png"),
+        "Frames arriving at T per 100 us; a link on the path fails at 0",
+        "ms since the failure",
+        "frames per 100 us",
+        &series,
+    )?;
+    let mut rows = vec![];
+    for o in &outs {
+        let setting = format!(
+            "{}: ring of 4, 1 frame / {} us, link {}.{}-{}.{} fails",
+            o.setup.detection.name(),
+            o.setup.period_ps / US,
+            o.failed.0.device,
+            o.failed.0.port,
+            o.failed.1.device,
+            o.failed.1.port
+        );
+        let rec_us = o.recovery_ps.map_or(f64::INFINITY, |r| r as f64 / 1e6);
+        let bound_us = match o.setup.detection {
+            Detection::Notice => 3.0 * (o.setup.period_ps / US) as f64,
+            Detection::ProbeTimeout(d) => (d.probe_timeout_ps + 3 * o.setup.period_ps) as f64 / 1e6,
+        };
+        rows.push(Row::new(
+            &setting,
+            "time until frames flow again (us)",
+            None,
+            rec_us,
+            Target::AtMost(bound_us),
+        ));
+        rows.push(Row::new(
+            &setting,
+            "frames lost",
+            None,
+            o.lost() as f64,
+            Target::AtMost((bound_us / (o.setup.period_ps / US) as f64).ceil() + 1.0),
+        ));
+        rows.push(Row::new(
+            &setting,
+            "frames lost once traffic flows again",
+            Some(0.0),
+            o.lost_after_recovery as f64,
+            Target::Absolute(0.0),
+        ));
+        rows.push(Row::new(
+            &setting,
+            &format!(
+                "frames sent [path before {}, after {}]",
+                ports(&o.path_before),
+                ports(&o.path_after)
+            ),
+            None,
+            o.sent() as f64,
+            Target::None,
+        ));
+    }
+    let d = DiscoveryConfig::default();
+    Ok(Report {
+        title: "Axon failover: a link on the path fails mid-stream".into(),
+        reference: "beyond the thesis (fault tolerance is future work in M. Foss, The Axon Ethernet Device, 2010)".into(),
+        rows,
+        notes: vec![
+            "Testbed: ring of four Axons (1 Gb/s, 500 ns links), S on Axon 1, T on Axon 3, one 60-byte frame every 10 us; the link of S's route next to T's Axon fails in the middle of the stream, 3 us after a send.".into(),
+            "notice: both devices see the link go down and every control plane gets LinkDown at once; Axon 1 recomputes S's route over the other side of the ring (route calculation takes no software delay in this model).".into(),
+            format!(
+                "probe timeout: no topology file and no notice; probes every {} us, a neighbor silent for {} us is gone, the Axons at both ends withdraw the link from their flooded advertisements, and Axon 1 reroutes when it hears.",
+                d.probe_interval_ps / US,
+                d.probe_timeout_ps / US
+            ),
+            "Time until frames flow again: from the failure to the arrival of the first frame sent after it.".into(),
+        ],
+        files: vec!["failover_arrivals.csv".into(), "failover_arrivals.png".into()],
+    })
+}
