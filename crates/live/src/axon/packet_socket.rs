@@ -22,8 +22,9 @@ pub struct PacketSocket {
 }
 
 impl PacketSocket {
-    /// Opens a socket on `interface`; frames read block for at most `read_timeout`.
-    pub fn open(interface: &str, read_timeout: Duration) -> io::Result<PacketSocket> {
+    /// Opens a socket on `interface`. With a `read_timeout`, a read blocks for at most that
+    /// long; without one the socket is non-blocking (use [`poll_readable`]).
+    pub fn open(interface: &str, read_timeout: Option<Duration>) -> io::Result<PacketSocket> {
         let ifindex: libc::c_int = std::fs::read_to_string(format!("/sys/class/net/{interface}/ifindex"))
             .map_err(|e| io::Error::new(e.kind(), format!("interface {interface}: {e}")))?
             .trim()
@@ -70,11 +71,24 @@ impl PacketSocket {
         mreq.mr_type = libc::PACKET_MR_PROMISC as u16;
         setsockopt(fd, libc::SOL_PACKET, libc::PACKET_ADD_MEMBERSHIP, &mreq)?;
         setsockopt(fd, libc::SOL_PACKET, PACKET_IGNORE_OUTGOING, &(1 as libc::c_int))?;
-        let tv = libc::timeval {
-            tv_sec: read_timeout.as_secs() as libc::time_t,
-            tv_usec: read_timeout.subsec_micros() as libc::suseconds_t,
-        };
-        setsockopt(fd, libc::SOL_SOCKET, libc::SO_RCVTIMEO, &tv)?;
+        // Room for bursts while the node is busy (the kernel doubles it and caps it at rmem_max).
+        setsockopt(fd, libc::SOL_SOCKET, libc::SO_RCVBUF, &(4 << 20 as libc::c_int))?;
+        match read_timeout {
+            Some(t) => {
+                let tv = libc::timeval {
+                    tv_sec: t.as_secs() as libc::time_t,
+                    tv_usec: t.subsec_micros() as libc::suseconds_t,
+                };
+                setsockopt(fd, libc::SOL_SOCKET, libc::SO_RCVTIMEO, &tv)?;
+            }
+            None => {
+                // SAFETY: plain fcntl calls on a descriptor we own; results checked.
+                let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+                if flags < 0 || unsafe { libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) } < 0 {
+                    return Err(io::Error::last_os_error());
+                }
+            }
+        }
         Ok(PacketSocket {
             file: File::from(owned),
             name: interface.to_string(),
@@ -108,6 +122,114 @@ impl PacketSocket {
     pub fn send(&mut self, frame: &[u8]) -> io::Result<()> {
         self.file.write_all(frame)
     }
+
+    /// Reads up to `bufs.len()` frames with one `recvmmsg` call (non-blocking sockets: returns
+    /// what is there, possibly nothing); `lens[i]` is the length of the frame in `bufs[i]`.
+    pub fn recv_batch(&mut self, bufs: &mut [Vec<u8>], lens: &mut Vec<usize>) -> io::Result<usize> {
+        use std::os::fd::AsRawFd;
+        let mut iovs: Vec<libc::iovec> = bufs
+            .iter_mut()
+            .map(|b| libc::iovec {
+                iov_base: b.as_mut_ptr().cast(),
+                iov_len: b.len(),
+            })
+            .collect();
+        // SAFETY: mmsghdr is plain old data; all-zero is valid before the fields are set.
+        let mut msgs: Vec<libc::mmsghdr> = (0..iovs.len()).map(|_| unsafe { std::mem::zeroed() }).collect();
+        for (m, iov) in msgs.iter_mut().zip(iovs.iter_mut()) {
+            m.msg_hdr.msg_iov = iov;
+            m.msg_hdr.msg_iovlen = 1;
+        }
+        // SAFETY: every mmsghdr points to one live iovec over a live buffer of its length;
+        // the kernel writes at most that many bytes into each.
+        let n = unsafe {
+            libc::recvmmsg(
+                self.file.as_raw_fd(),
+                msgs.as_mut_ptr(),
+                msgs.len() as libc::c_uint,
+                libc::MSG_DONTWAIT,
+                std::ptr::null_mut(),
+            )
+        };
+        lens.clear();
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            return match e.kind() {
+                io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted => Ok(0),
+                _ => Err(e),
+            };
+        }
+        lens.extend(msgs[..n as usize].iter().map(|m| m.msg_len as usize));
+        Ok(n as usize)
+    }
+
+    /// Sends every frame of `frames` with as few `sendmmsg` calls as it takes; frames the
+    /// kernel refuses (a full queue) are dropped and counted in the result's second field.
+    pub fn send_batch(&mut self, frames: &[Vec<u8>]) -> (usize, usize) {
+        use std::os::fd::AsRawFd;
+        let mut iovs: Vec<libc::iovec> = frames
+            .iter()
+            .map(|f| libc::iovec {
+                iov_base: f.as_ptr() as *mut libc::c_void,
+                iov_len: f.len(),
+            })
+            .collect();
+        // SAFETY: mmsghdr is plain old data; all-zero is valid before the fields are set.
+        let mut msgs: Vec<libc::mmsghdr> = (0..iovs.len()).map(|_| unsafe { std::mem::zeroed() }).collect();
+        for (m, iov) in msgs.iter_mut().zip(iovs.iter_mut()) {
+            m.msg_hdr.msg_iov = iov;
+            m.msg_hdr.msg_iovlen = 1;
+        }
+        let (mut sent, mut dropped, mut at) = (0, 0, 0);
+        while at < msgs.len() {
+            // SAFETY: the headers from `at` on point to live iovecs over the caller's frames,
+            // which the kernel only reads.
+            let n = unsafe {
+                libc::sendmmsg(
+                    self.file.as_raw_fd(),
+                    msgs[at..].as_mut_ptr(),
+                    (msgs.len() - at) as libc::c_uint,
+                    libc::MSG_DONTWAIT,
+                )
+            };
+            if n <= 0 {
+                // The first frame left was refused: drop it and go on with the rest.
+                at += 1;
+                dropped += 1;
+            } else {
+                at += n as usize;
+                sent += n as usize;
+            }
+        }
+        (sent, dropped)
+    }
+}
+
+/// Waits up to `timeout` until at least one socket has a frame to read; returns which do.
+pub fn poll_readable(sockets: &[&PacketSocket], timeout: Duration, ready: &mut Vec<bool>) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let mut fds: Vec<libc::pollfd> = sockets
+        .iter()
+        .map(|s| libc::pollfd {
+            fd: s.file.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        })
+        .collect();
+    let ms = timeout.as_millis().min(i32::MAX as u128) as libc::c_int;
+    // SAFETY: `fds` is a live array of `fds.len()` pollfd structures.
+    let r = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
+    ready.clear();
+    if r < 0 {
+        let e = io::Error::last_os_error();
+        if e.kind() == io::ErrorKind::Interrupted {
+            ready.resize(sockets.len(), false);
+            return Ok(());
+        }
+        return Err(e);
+    }
+    ready.extend(fds.iter().map(|f| f.revents & (libc::POLLIN | libc::POLLERR) != 0));
+    Ok(())
 }
 
 fn setsockopt<T>(fd: libc::c_int, level: libc::c_int, name: libc::c_int, value: &T) -> io::Result<()> {
