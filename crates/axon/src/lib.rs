@@ -11,6 +11,11 @@
 //! [`Device::install_route`], [`Device::remove_route`], [`Event::FromControlPlane`] and
 //! [`Action::ToControlPlane`]. The wire format is [`tandem_wire::axon`].
 //!
+//! Beside the device: [`model`], a discrete-event simulation of Axon networks (the real
+//! [`Device`] as the Axons, learning switches for contrast, hosts with UDP and TCP) and the
+//! thesis's chapter 4 experiments for `tandem reproduce axon-*` (the only module that uses
+//! `tandem-sim`); [`cam_analysis`], the CAM entries a port needs for a trace (§4.5).
+//!
 //! Mapping to the thesis:
 //!
 //! | thesis | here |
@@ -69,10 +74,12 @@
 #![warn(missing_docs)]
 
 pub mod bootstrap;
+pub mod cam_analysis;
 pub mod config;
 pub mod control;
 pub mod counters;
 pub mod dataplane;
+pub mod model;
 pub mod output;
 pub mod port;
 pub mod route_memory;
@@ -84,6 +91,14 @@ pub use crate::config::{ConfigError, DeviceConfig, PauseConfig, PortConfig, MAX_
 pub use crate::control::{ControlAction, ControlConfig, ControlInput, ControlPlane, Topology};
 pub use crate::counters::{Counters, DropReason};
 pub use crate::dataplane::{Action, Device, Event, Upcall};
+/// Every Axon experiment for `tandem reproduce`: the packet-level model's (`axon-latency`,
+/// `axon-bandwidth`, `axon-overhead`, `axon-congestion`) and the testbed's (`axon-route-setup`,
+/// `axon-failover`).
+pub fn experiments() -> Vec<tandem_sim::experiment::Experiment> {
+    let mut all = model::experiments();
+    all.extend(testbed::experiments());
+    all
+}
 pub use crate::port::{Neighbor, PortKind, PortState};
 pub use crate::route_memory::{LookupVia, RouteEntry, RouteError, RouteMemory, RouteSlot};
 pub use crate::timing::{ForwardingMode, Timing};

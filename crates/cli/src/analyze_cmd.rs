@@ -1,7 +1,8 @@
 //! `tandem analyze offload`: active flows and the traffic offload ratio per interval (TCPU
 //! paper, Figures 1 and 2). The analysis is `tandem_tcpu::analysis`; this reads the input and
 //! writes the files. `tandem analyze coswitch`: a user's flows through CoSwitch's testbed
-//! model (`tandem_coswitch::model::replay`).
+//! model (`tandem_coswitch::model::replay`). `tandem analyze cam`: CAM entries per Axon port
+//! (`tandem_axon::cam_analysis`).
 
 use crate::error::CliError;
 use crate::pcap_cmd;
@@ -270,6 +271,52 @@ pub fn coswitch(file: &Path, speedup: f64, servers: u32, out: Option<&Path>, qui
     let (csv, periods) = replay_csv(&runs);
     write(&out_dir.join("replay.csv"), &csv)?;
     write(&out_dir.join("periods.csv"), &periods)?;
+    println!("results in {}", out_dir.display());
+    Ok(())
+}
+
+/// `tandem analyze cam`.
+pub fn cam(file: &Path, out: Option<&Path>) -> Result<(), CliError> {
+    use tandem_axon::cam_analysis::CamAnalysis;
+    let f = std::fs::File::open(file).map_err(|e| CliError::input(file, e))?;
+    let a = CamAnalysis::from_trace(BufReader::new(f)).map_err(|e| CliError::input(file, e))?;
+    if a.repeats() == 0 {
+        return Err(CliError::input(
+            file,
+            "no IPv4 destination repeats in the trace: nothing to size a CAM for",
+        ));
+    }
+    let out_dir: PathBuf = out.map(Path::to_path_buf).unwrap_or_else(|| {
+        let stem = file
+            .file_stem()
+            .map_or("trace".into(), |s| s.to_string_lossy().into_owned());
+        Path::new("results").join(format!("cam-{stem}"))
+    });
+    std::fs::create_dir_all(&out_dir).map_err(|e| CliError::runtime(&out_dir, e))?;
+    println!(
+        "{} packets, {} IPv4, {} destinations, {} repeats",
+        a.packets,
+        a.ipv4_packets,
+        a.destinations,
+        a.repeats()
+    );
+    let mut summary = String::from("share_of_repeats,cam_entries\n");
+    for q in [0.5, 0.9, 0.99, 0.999, 1.0] {
+        let n = a.entries_for(q);
+        println!("{:>6.1}% of repeat packets: {n} CAM entries", q * 100.0);
+        let _ = writeln!(summary, "{q},{n}");
+    }
+    write(&out_dir.join("cam.csv"), &a.csv())?;
+    write(&out_dir.join("summary.csv"), &summary)?;
+    let png = out_dir.join("cam.png");
+    plot::lines(
+        &png,
+        "CAM entries needed per port",
+        "CAM entries",
+        "share of repeat packets served",
+        &[("trace".to_string(), a.cdf_points())],
+    )
+    .map_err(|e| CliError::runtime(&png, e))?;
     println!("results in {}", out_dir.display());
     Ok(())
 }

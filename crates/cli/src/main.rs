@@ -123,6 +123,16 @@ enum AnalyzeCommand {
         #[arg(long, short)]
         quiet: bool,
     },
+    /// CAM entries an Axon host port needs for a trace (Axon thesis §4.5, Figure 4.9): for each
+    /// IPv4 packet, the packets since the previous one to the same destination, plus one; as
+    /// CSV + PNG (cumulative share of packets a CAM of N entries serves).
+    Cam {
+        /// A pcap or pcapng trace.
+        pcap: PathBuf,
+        /// Output folder [default: results/cam-FILE-STEM].
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -269,6 +279,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
             out,
             quiet,
         }) => analyze_cmd::coswitch(&flows, speedup, servers, out.as_deref(), quiet),
+        Command::Analyze(AnalyzeCommand::Cam { pcap, out }) => analyze_cmd::cam(&pcap, out.as_deref()),
         Command::Controller(a) => controller_cmd::controller(a),
         Command::Ofbench(a) => controller_cmd::ofbench(a),
         Command::Axon(c) => axon_cmd::axon(c),

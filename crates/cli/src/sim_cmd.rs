@@ -192,7 +192,7 @@ pub fn experiments() -> Vec<Experiment> {
     all.extend(tandem_tcpu::experiments());
     all.extend(tandem_coswitch::experiments());
     all.extend(tandem_turboswitch::experiments());
-    all.extend(tandem_axon::testbed::experiments());
+    all.extend(tandem_axon::experiments());
     all
 }
 

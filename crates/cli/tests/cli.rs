@@ -1051,3 +1051,38 @@ fn controller_serves_ofbench_and_reports_its_counters() {
     let handshakes = stats.lines().find(|l| l.starts_with("handshakes ")).unwrap_or_default();
     assert!(handshakes.ends_with(" 2"), "{stats}");
 }
+
+#[test]
+fn analyze_cam_sizes_the_cam_from_a_trace() {
+    let s = Scratch::new("cam");
+    let out = s.join("cam");
+    let o = tandem(&["analyze", "cam", &sample(), "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(text(&o.stdout).contains("CAM entries"), "{}", text(&o.stdout));
+    let csv = std::fs::read_to_string(out.join("cam.csv")).unwrap();
+    assert!(csv.starts_with("entries,packets,cumulative_fraction\n"), "{csv}");
+    assert!(csv.trim_end().ends_with(",1.000000"), "{csv}");
+    assert_eq!(&std::fs::read(out.join("cam.png")).unwrap()[1..4], b"PNG");
+    for args in [
+        vec!["analyze", "cam", "Cargo.toml"],
+        vec!["analyze", "cam", "missing.pcap"],
+    ] {
+        let o = Command::new(env!("CARGO_BIN_EXE_tandem"))
+            .args(&args)
+            .current_dir(repo())
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert_eq!(text(&o.stderr).trim().lines().count(), 1, "{args:?}");
+    }
+}
+
+#[test]
+fn axon_experiments_are_listed() {
+    let o = tandem(&["reproduce", "--list"]);
+    assert!(o.status.success());
+    let l = text(&o.stdout);
+    for name in ["axon-latency", "axon-bandwidth", "axon-overhead", "axon-congestion"] {
+        assert!(l.contains(name), "{l}");
+    }
+}

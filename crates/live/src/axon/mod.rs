@@ -32,9 +32,9 @@ struct SocketPorts {
 }
 
 impl Ports for SocketPorts {
-    fn send(&mut self, port: u8, frame: &[u8]) {
+    fn send(&mut self, port: u8, frame: Vec<u8>) {
         if let Some(q) = self.queued.get_mut(usize::from(port)) {
-            q.push(frame.to_vec());
+            q.push(frame);
         }
     }
 }
@@ -117,7 +117,10 @@ pub fn run(cfg: &AxonProcessConfig, stop: Arc<AtomicBool>) -> Result<(), String>
                 let now_up = link_is_up(name);
                 if now_up != up[i] {
                     up[i] = now_up;
-                    tracing::info!("interface {name} (port {port}) is {}", if now_up { "up" } else { "down" });
+                    tracing::info!(
+                        "interface {name} (port {port}) is {}",
+                        if now_up { "up" } else { "down" }
+                    );
                     node.on_link(clock.now_ps(), *port, now_up, &mut out);
                 }
             }

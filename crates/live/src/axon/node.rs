@@ -9,8 +9,8 @@ use tandem_axon::{Action, ControlAction, ControlInput, ControlPlane, Device, Eve
 
 /// Where a node's frames go.
 pub trait Ports {
-    /// Sends `frame` out of Axon port `port`.
-    fn send(&mut self, port: u8, frame: &[u8]);
+    /// Sends `frame` out of Axon port `port` (it is handed over: no copy).
+    fn send(&mut self, port: u8, frame: Vec<u8>);
 }
 
 /// Work for the node, in order.
@@ -167,7 +167,7 @@ impl AxonNode {
         }
         match a {
             Action::Transmit { port, frame, .. } => {
-                io.send(port, &frame);
+                io.send(port, frame);
                 self.counters.frames_out += 1;
                 // The kernel queues the frame: the port is free again at once.
                 self.work.push_back(Work::Dev(Event::TxDone { port }));
@@ -219,8 +219,8 @@ mod tests {
     struct Sent(Vec<(u8, Vec<u8>)>);
 
     impl Ports for Sent {
-        fn send(&mut self, port: u8, frame: &[u8]) {
-            self.0.push((port, frame.to_vec()));
+        fn send(&mut self, port: u8, frame: Vec<u8>) {
+            self.0.push((port, frame));
         }
     }
 
