@@ -7,6 +7,8 @@
 //! * [`controller`]: the OpenFlow 1.0/1.3 controller server (tokio): handshake, echo keepalive,
 //!   bounded queues, the batching pool and a backend per shard, a metrics endpoint;
 //! * [`ofbench`]: a cbench-compatible OpenFlow load generator (fake switches sending packet_in);
+//! * [`axon`]: the Axon device live on `AF_PACKET` sockets (`tandem axon run`);
+//! * [`lab`]: namespaces, veths, Axon processes and DHCP'd Linux hosts (`tandem lab up|down`);
 //! * [`clock`]: the monotonic picosecond clock the cores are fed with.
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
@@ -16,3 +18,4 @@ pub mod clock;
 pub mod controller;
 pub mod lab;
 pub mod ofbench;
+mod toml_error;

@@ -234,29 +234,7 @@ pub(crate) mod tests {
 
     /// A client message.
     pub(crate) fn client(t: DhcpMessageType, mac: MacAddr) -> DhcpRepr {
-        DhcpRepr {
-            op: BootpOp::Request,
-            hops: 0,
-            xid: 0x1234,
-            secs: 0,
-            flags: 0,
-            client_ip: Ipv4Addr::UNSPECIFIED,
-            your_ip: Ipv4Addr::UNSPECIFIED,
-            server_ip: Ipv4Addr::UNSPECIFIED,
-            relay_ip: Ipv4Addr::UNSPECIFIED,
-            client_mac: mac,
-            message_type: t,
-            subnet_mask: None,
-            routers: vec![],
-            dns_servers: vec![],
-            host_name: None,
-            requested_ip: None,
-            lease_time: None,
-            server_id: None,
-            parameter_request_list: vec![],
-            client_id: None,
-            other_options: vec![],
-        }
+        crate::testbed::dhcp_client::message(t, mac, 0x1234, None)
     }
 
     const A: MacAddr = MacAddr([2, 0, 0, 0, 0, 0xa]);

@@ -59,10 +59,22 @@ pub fn arp_frame(dst: MacAddr, src: MacAddr, a: &ArpRepr) -> Vec<u8> {
 
 /// An Ethernet/IPv4/UDP frame from the DHCP server port to the client port carrying `d`.
 pub fn dhcp_frame(dst: MacAddr, src: MacAddr, ip_src: Ipv4Addr, ip_dst: Ipv4Addr, d: &DhcpRepr) -> Option<Vec<u8>> {
+    dhcp_frame_ports(dst, src, (ip_src, ip_dst), (dhcp::SERVER_PORT, dhcp::CLIENT_PORT), d)
+}
+
+/// An Ethernet/IPv4/UDP frame carrying `d` between the given addresses and UDP ports (a
+/// server's reply, or a client's request).
+pub fn dhcp_frame_ports(
+    dst: MacAddr,
+    src: MacAddr,
+    (ip_src, ip_dst): (Ipv4Addr, Ipv4Addr),
+    (src_port, dst_port): (u16, u16),
+    d: &DhcpRepr,
+) -> Option<Vec<u8>> {
     let dlen = d.buffer_len();
     let u = UdpRepr {
-        src_port: dhcp::SERVER_PORT,
-        dst_port: dhcp::CLIENT_PORT,
+        src_port,
+        dst_port,
         payload_len: u16::try_from(dlen).ok()?,
     };
     let ip = Ipv4Repr {

@@ -2,9 +2,9 @@
 //! plain exchange, no renewal), broadcast from `0.0.0.0:68` to `255.255.255.255:67`.
 
 use tandem_wire::dhcp::{self, BootpOp, DhcpMessageType, DhcpRepr};
-use tandem_wire::ethernet::{EthernetRepr, Frame, HEADER_LEN};
-use tandem_wire::ipv4::{self, Ecn, Ipv4Repr};
-use tandem_wire::udp::{self, UdpRepr};
+use tandem_wire::ethernet::Frame;
+use tandem_wire::ipv4;
+use tandem_wire::udp;
 use tandem_wire::{EtherType, IpProtocol, Ipv4Addr, MacAddr};
 
 /// A client message of type `t` from `mac`; a REQUEST names the offered address and server.
@@ -36,38 +36,13 @@ pub fn message(t: DhcpMessageType, mac: MacAddr, xid: u32, offer: Option<(Ipv4Ad
 
 /// The broadcast Ethernet/IPv4/UDP frame carrying a client message.
 pub fn frame(d: &DhcpRepr) -> Option<Vec<u8>> {
-    let (src, dst) = (Ipv4Addr::UNSPECIFIED, Ipv4Addr::BROADCAST);
-    let u = UdpRepr {
-        src_port: dhcp::CLIENT_PORT,
-        dst_port: dhcp::SERVER_PORT,
-        payload_len: u16::try_from(d.buffer_len()).ok()?,
-    };
-    let ip = Ipv4Repr {
-        src,
-        dst,
-        protocol: IpProtocol::UDP,
-        payload_len: u16::try_from(u.buffer_len()).ok()?,
-        dscp: 0,
-        ecn: Ecn::NotEct,
-        ident: 0,
-        dont_frag: false,
-        ttl: 64,
-    };
-    let hl = ip.header_len();
-    let mut f = vec![0u8; HEADER_LEN + ip.total_len()];
-    EthernetRepr {
-        dst: MacAddr::BROADCAST,
-        src: d.client_mac,
-        vlan: None,
-        ethertype: EtherType::IPV4,
-    }
-    .emit(&mut f)
-    .ok()?;
-    let p = &mut f[HEADER_LEN..];
-    d.emit(&mut p[hl + 8..]).ok()?;
-    u.emit(&mut p[hl..], src, dst).ok()?;
-    ip.emit(p).ok()?;
-    Some(f)
+    crate::control::frames::dhcp_frame_ports(
+        MacAddr::BROADCAST,
+        d.client_mac,
+        (Ipv4Addr::UNSPECIFIED, Ipv4Addr::BROADCAST),
+        (dhcp::CLIENT_PORT, dhcp::SERVER_PORT),
+        d,
+    )
 }
 
 /// A server's message to the client port in an Ethernet frame, if that is what it is.

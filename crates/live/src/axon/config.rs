@@ -110,13 +110,8 @@ impl AxonProcessConfig {
 
     /// Parses and checks a configuration text.
     pub fn parse(text: &str) -> Result<AxonProcessConfig, AxonConfigError> {
-        let cfg: AxonProcessConfig = toml::from_str(text).map_err(|e| {
-            let line = e
-                .span()
-                .map(|s| text[..s.start.min(text.len())].lines().count().max(1))
-                .unwrap_or(0);
-            AxonConfigError(format!("line {line}: {}", e.message()))
-        })?;
+        let cfg: AxonProcessConfig =
+            toml::from_str(text).map_err(|e| AxonConfigError(crate::toml_error::describe(text, &e)))?;
         cfg.build().map(|_| cfg)
     }
 

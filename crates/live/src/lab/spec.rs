@@ -71,13 +71,7 @@ impl LabSpec {
 
     /// Parses and checks a lab text.
     pub fn parse(text: &str) -> Result<LabSpec, String> {
-        let spec: LabSpec = toml::from_str(text).map_err(|e| {
-            let line = e
-                .span()
-                .map(|s| text[..s.start.min(text.len())].lines().count().max(1))
-                .unwrap_or(0);
-            format!("line {line}: {}", e.message())
-        })?;
+        let spec: LabSpec = toml::from_str(text).map_err(|e| crate::toml_error::describe(text, &e))?;
         spec.check()?;
         Ok(spec)
     }
