@@ -349,3 +349,80 @@ for n in range(2000):
     let _ = spy_cap.wait_with_output();
     assert_eq!(frames(&spy), 0, "host 2 received frames addressed to others");
 }
+
+/// A ring of four Axons with discovery on: a link failure two hops from the sender's Axon is
+/// learnt from the probes and advertisements, and the sender's Axon reroutes.
+#[test]
+fn discovery_reroutes_around_a_remote_failure() {
+    if !ready() {
+        return;
+    }
+    let scratch = Scratch::new("lab4");
+    let file = scratch.join("ring4.toml");
+    let mut text = String::from("prefix = \"t4\"\naxons = 4\ndiscovery = true\n");
+    for a in [1, 3] {
+        text += &format!("[[hosts]]\naxon = {a}\nport = 0\n");
+    }
+    for (a, b) in [("1.2", "2.3"), ("2.2", "3.3"), ("3.2", "4.3"), ("4.2", "1.3")] {
+        text += &format!("[[links]]\na = \"{a}\"\nb = \"{b}\"\n");
+    }
+    std::fs::write(&file, text).unwrap();
+    let state = scratch.join("state");
+    let lab = Lab {
+        file: file.clone(),
+        state: state.clone(),
+        ips: Vec::new(),
+        _scratch: Scratch::new("lab4-unused"),
+    };
+    let o = tandem(&["lab", "up", file.to_str().unwrap(), "--state", state.to_str().unwrap()]);
+    assert!(o.status.success(), "lab up: {}", String::from_utf8_lossy(&o.stderr));
+    let target = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .nth(1)
+        .unwrap()
+        .split('\t')
+        .nth(1)
+        .unwrap()
+        .to_string();
+    let ping = |args: &[&str]| {
+        Command::new("ip")
+            .args(["netns", "exec", "t4-h1", "ping"])
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    assert!(ping(&["-c", "2", "-W", "2", &target]).status.success());
+    let installs = || {
+        std::fs::read_to_string(state.join("a1.log"))
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| l.contains("route on port 0"))
+            .count()
+    };
+    let before = installs();
+    let pinger = Command::new("ip")
+        .args(["netns", "exec", "t4-h1", "ping", "-i", "0.01", "-w", "4", "-D", &target])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_secs(1));
+    // The path 1 -> 2 -> 3 loses its second link; Axon 1 sees none of its own ports change.
+    for (ns, port) in [("t4-a2", "p2"), ("t4-a3", "p3")] {
+        assert!(Lab::exec(ns, &["ip", "link", "set", port, "down"]).status.success());
+    }
+    let out = pinger.wait_with_output().unwrap();
+    let stamps: Vec<f64> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| l.contains("bytes from"))
+        .filter_map(|l| l.strip_prefix('[')?.split(']').next()?.parse().ok())
+        .collect();
+    let gap = stamps.windows(2).map(|w| w[1] - w[0]).fold(0.0, f64::max);
+    let span = stamps.last().copied().unwrap_or(0.0) - stamps.first().copied().unwrap_or(0.0);
+    assert!(
+        span > 3.0 && gap < 1.0,
+        "pings resumed: span {span:.2} s, outage {gap:.3} s"
+    );
+    assert!(installs() > before, "Axon 1 rerouted (it learnt the remote failure)");
+    eprintln!("lab: remote failure learnt by discovery, outage {:.0} ms", gap * 1000.0);
+    drop(lab);
+}

@@ -4,6 +4,7 @@
 //! device_id = 1
 //! cam_entries = 64            # optional (default 64)
 //! software_delays = "none"    # or "thesis": add Table 4.3's delays to the control plane
+//! discovery = false           # true: probe the links (every 20 ms, down after 75 ms of silence)
 //! topology = """
 //! axon 1 10.0.1.10 10.0.1.200
 //! axon 2 10.0.2.10 10.0.2.200
@@ -27,7 +28,7 @@ use serde::Deserialize;
 use std::fmt;
 use std::net::Ipv4Addr;
 use std::path::Path;
-use tandem_axon::control::{DhcpPool, SoftwareDelays};
+use tandem_axon::control::{DhcpPool, DiscoveryConfig, SoftwareDelays};
 use tandem_axon::{ControlConfig, DeviceConfig, PortKind, Topology};
 
 /// One Axon process's settings.
@@ -42,7 +43,11 @@ pub struct AxonProcessConfig {
     /// `none` (live: the software's own time is the delay) or `thesis` (add Table 4.3's).
     #[serde(default = "default_delays")]
     pub software_delays: String,
-    /// The network's topology in the control plane's text format.
+    /// Probe the links: learn the topology and failures from probes and advertisements.
+    #[serde(default)]
+    pub discovery: bool,
+    /// The network's topology in the control plane's text format (with discovery, the
+    /// starting point).
     pub topology: String,
     /// This Axon's DHCP pool.
     pub dhcp: DhcpSection,
@@ -77,6 +82,17 @@ pub struct PortSection {
     pub port: u8,
     /// `host` or `axon`.
     pub kind: String,
+}
+
+/// Discovery timers for real links and a software driver: a probe every 20 ms, a neighbour
+/// silent for 75 ms is gone, advertisements refreshed every second.
+pub fn live_discovery() -> DiscoveryConfig {
+    const MS: u64 = 1_000_000_000;
+    DiscoveryConfig {
+        probe_interval_ps: 20 * MS,
+        probe_timeout_ps: 75 * MS,
+        advert_refresh_ps: 1_000 * MS,
+    }
 }
 
 fn default_cam() -> usize {
@@ -168,6 +184,9 @@ impl AxonProcessConfig {
             "thesis" => SoftwareDelays::default(),
             d => return Err(err(format!("key `software_delays`: {d:?} (expected none or thesis)"))),
         };
+        if self.discovery {
+            cp.discovery = Some(live_discovery());
+        }
         cp.validate().map_err(|e| err(format!("key `dhcp`: {e}")))?;
         Ok((dev, cp, topo, ports))
     }

@@ -52,6 +52,7 @@ pub struct AxonNode {
     actions: Vec<Action>,
     cp_actions: Vec<ControlAction>,
     counters: NodeCounters,
+    started: bool,
 }
 
 impl AxonNode {
@@ -71,6 +72,7 @@ impl AxonNode {
             actions: Vec::new(),
             cp_actions: Vec::new(),
             counters: NodeCounters::default(),
+            started: false,
         })
     }
 
@@ -126,6 +128,11 @@ impl AxonNode {
                 Timer::Inject(frame) => self.work.push_back(Work::Dev(Event::FromControlPlane { frame })),
                 Timer::WakeControl => self.work.push_back(Work::Cp(ControlInput::Tick)),
             }
+        }
+        if !self.started {
+            // The control plane's first tick starts its timers (discovery probes, expiries).
+            self.started = true;
+            self.work.push_back(Work::Cp(ControlInput::Tick));
         }
         self.work.push_back(Work::Dev(Event::Tick));
         self.run(now_ps, io);

@@ -151,7 +151,8 @@ fn build(spec: &LabSpec, state: &Path, tandem: &Path, lease_timeout: Duration) -
     let topology = spec.topology_text()?;
     for a in 1..=spec.axons {
         let mut cfg = format!(
-            "device_id = {a}\ntopology = \"\"\"\n{topology}\"\"\"\n\n[dhcp]\nserver_ip = \"10.0.{a}.1\"\nsubnet_mask = \"255.255.0.0\"\nfirst = \"10.0.{a}.10\"\nlast = \"10.0.{a}.200\"\nlease_secs = 3600\n"
+            "device_id = {a}\ndiscovery = {}\ntopology = \"\"\"\n{topology}\"\"\"\n\n[dhcp]\nserver_ip = \"10.0.{a}.1\"\nsubnet_mask = \"255.255.0.0\"\nfirst = \"10.0.{a}.10\"\nlast = \"10.0.{a}.200\"\nlease_secs = 3600\n",
+            spec.discovery
         );
         for (p, kind) in &ports[a as usize] {
             cfg += &format!("\n[[ports]]\ninterface = \"p{p}\"\nport = {p}\nkind = \"{kind}\"\n");

@@ -22,6 +22,10 @@ pub struct LabSpec {
     pub prefix: String,
     /// Number of Axons (ids 1..=axons).
     pub axons: u64,
+    /// Axons discover the topology and failures with probes (default: only the file's topology
+    /// and their own links' states).
+    #[serde(default)]
+    pub discovery: bool,
     /// Hosts, numbered 1.. in order.
     pub hosts: Vec<HostSpec>,
     /// Links between Axons.
