@@ -70,6 +70,11 @@ pub struct DeviceConfig {
     pub bootstrap_timeout_ps: u64,
     /// Self-congestion control.
     pub pause: PauseConfig,
+    /// Frames per second one host port may send to the control plane (ARP, DHCP, broadcasts,
+    /// lookup misses), so that one host cannot starve the others' ARP and DHCP; 0: no limit.
+    pub upcall_rate_per_s: u64,
+    /// How many such frames a host port may send at once above that rate.
+    pub upcall_burst: u64,
 }
 
 impl DeviceConfig {
@@ -91,6 +96,8 @@ impl DeviceConfig {
             timing: Timing::default(),
             bootstrap_timeout_ps: 1_000_000_000,
             pause: PauseConfig::default(),
+            upcall_rate_per_s: 1_000,
+            upcall_burst: 200,
         }
     }
 

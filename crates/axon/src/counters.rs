@@ -28,11 +28,14 @@ pub enum DropReason {
     OutputBufferFull,
     /// It was waiting at an output port when that port's link went down.
     FlushedOnLinkDown,
+    /// A host port sent more frames for the control plane (ARP, DHCP, broadcasts, misses) than
+    /// its share ([`crate::DeviceConfig::upcall_rate_per_s`]).
+    UpcallRateLimited,
 }
 
 impl DropReason {
     /// Every reason, in counter order.
-    pub const ALL: [DropReason; 11] = [
+    pub const ALL: [DropReason; 12] = [
         DropReason::NoSuchPort,
         DropReason::InputLinkDown,
         DropReason::PortUnclassified,
@@ -44,6 +47,7 @@ impl DropReason {
         DropReason::OutputUnclassified,
         DropReason::OutputBufferFull,
         DropReason::FlushedOnLinkDown,
+        DropReason::UpcallRateLimited,
     ];
 
     /// Position in [`DropReason::ALL`].
@@ -65,6 +69,7 @@ impl DropReason {
             DropReason::OutputUnclassified => "output-unclassified",
             DropReason::OutputBufferFull => "output-buffer-full",
             DropReason::FlushedOnLinkDown => "flushed-on-link-down",
+            DropReason::UpcallRateLimited => "upcall-rate-limited",
         }
     }
 }
@@ -148,7 +153,8 @@ mod tests {
             }
         }
         assert_eq!(c.dropped(DropReason::FlushedOnLinkDown), 11);
-        assert_eq!(c.dropped_total(), 66);
+        assert_eq!(c.dropped(DropReason::UpcallRateLimited), 12);
+        assert_eq!(c.dropped_total(), 78);
         let names: std::collections::BTreeSet<_> = DropReason::ALL.iter().map(|r| r.name()).collect();
         assert_eq!(names.len(), DropReason::ALL.len());
     }

@@ -137,6 +137,8 @@ pub struct Device {
     routes: Vec<RouteMemory>,
     outputs: Vec<OutputPort>,
     debt: Vec<HeaderDebt>,
+    /// Per port: upcall tokens left (scaled by 10^12 per token) and when they were counted.
+    upcall_tokens: Vec<(u128, u64)>,
     counters: Counters,
 }
 
@@ -166,6 +168,7 @@ impl Device {
                 .map(|_| OutputPort::new(n + 1, cfg.output_buffer_bytes))
                 .collect(),
             debt: vec![HeaderDebt::default(); n],
+            upcall_tokens: vec![(u128::from(cfg.upcall_burst.max(1)) * 1_000_000_000_000, 0); n],
             counters: Counters::default(),
             cfg,
         })
@@ -412,6 +415,9 @@ impl Device {
                 reverse: vec![port],
             };
             let at = rx_end + self.cfg.timing.from_host_ps(1);
+            if !self.take_upcall_token(port, rx_end) {
+                return self.drop_frame(DropReason::UpcallRateLimited, Some(port), frame.len(), out);
+            }
             if let Ok(f) = h.to_frame(&frame) {
                 self.upcall(at, reason, f, out);
             }
@@ -531,6 +537,29 @@ impl Device {
         match header.to_frame(&body) {
             Ok(f) => self.upcall(ig.rx_end + ig.latency, Upcall::Error(code), f, out),
             Err(_) => self.drop_frame(DropReason::MalformedAxon, Some(ig.port), packet.len(), out),
+        }
+    }
+
+    /// Takes one of `port`'s upcall tokens at `now_ps` (a token bucket of
+    /// [`DeviceConfig::upcall_rate_per_s`] with depth [`DeviceConfig::upcall_burst`]).
+    fn take_upcall_token(&mut self, port: u8, now_ps: u64) -> bool {
+        let (rate, burst) = (self.cfg.upcall_rate_per_s, self.cfg.upcall_burst);
+        if rate == 0 {
+            return true;
+        }
+        const ONE: u128 = 1_000_000_000_000;
+        let full = u128::from(burst.max(1)) * ONE;
+        let Some((tokens, last)) = self.upcall_tokens.get_mut(usize::from(port)) else {
+            return true;
+        };
+        let elapsed = u128::from(now_ps.saturating_sub(*last));
+        *tokens = (*tokens + elapsed * u128::from(rate)).min(full);
+        *last = (*last).max(now_ps);
+        if *tokens >= ONE {
+            *tokens -= ONE;
+            true
+        } else {
+            false
         }
     }
 

@@ -524,6 +524,54 @@ fn unicast_arp_from_a_host_goes_to_the_control_plane_despite_a_route() {
 }
 
 #[test]
+fn a_flooding_host_is_held_to_its_upcall_share_and_the_others_are_not() {
+    let mut cfg = DeviceConfig::new(1, 2, GBPS);
+    cfg.upcall_rate_per_s = 1_000;
+    cfg.upcall_burst = 10;
+    let mut d = device_cfg(cfg, &[PortKind::Host, PortKind::Host]);
+    let bcast = eth_frame(MacAddr::BROADCAST, A, 60);
+    // Port 0 floods 100 broadcasts within 10 us: its burst of 10 goes up, the rest is dropped.
+    let mut up = 0;
+    for i in 0..100u64 {
+        up += upcalls(&step(
+            &mut d,
+            i * 100_000,
+            Event::Frame {
+                port: 0,
+                frame: bcast.clone(),
+            },
+        ))
+        .len();
+    }
+    assert_eq!(up, 10);
+    assert_eq!(d.counters().dropped(DropReason::UpcallRateLimited), 90);
+    // Port 1 still has its own share.
+    let from_b = eth_frame(MacAddr::BROADCAST, B, 60);
+    assert_eq!(
+        upcalls(&step(&mut d, 10_000_000, Event::Frame { port: 1, frame: from_b })).len(),
+        1
+    );
+    // 1 ms later port 0 has earned one more token (1,000 per second).
+    let later = 10_000_000 + 1_000_000_000;
+    assert_eq!(
+        upcalls(&step(
+            &mut d,
+            later,
+            Event::Frame {
+                port: 0,
+                frame: bcast.clone()
+            }
+        ))
+        .len(),
+        1
+    );
+    assert_eq!(
+        upcalls(&step(&mut d, later, Event::Frame { port: 0, frame: bcast })).len(),
+        0
+    );
+}
+
+#[test]
 fn control_plane_injects_and_receives() {
     let mut d = device(1, &[X, H]);
     // An ARP reply for the host on port 1: header stripped on the way out.
