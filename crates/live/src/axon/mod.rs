@@ -77,7 +77,7 @@ pub fn run(cfg: &AxonProcessConfig, stop: Arc<AtomicBool>) -> Result<(), String>
     };
     let mut rx = Vec::new();
     for (name, port, _) in &ports {
-        let sock = PacketSocket::open(name, None).map_err(|e| format!("interface {name}: {e}"))?;
+        let sock = PacketSocket::open(name).map_err(|e| format!("interface {name}: {e}"))?;
         out.tx[usize::from(*port)] = Some(sock.try_clone().map_err(|e| format!("interface {name}: {e}"))?);
         rx.push((*port, sock));
     }
@@ -86,6 +86,7 @@ pub fn run(cfg: &AxonProcessConfig, stop: Arc<AtomicBool>) -> Result<(), String>
     let mut last_link_poll = Instant::now();
     let mut next_timer = node.on_time(clock.now_ps(), &mut out);
     let mut ready = Vec::new();
+    let mut poller = packet_socket::Poller::new(&rx.iter().map(|(_, s)| s).collect::<Vec<_>>());
     let mut bufs: Vec<Vec<u8>> = (0..READ_BURST).map(|_| vec![0u8; 16 * 1024]).collect();
     let mut lens = Vec::with_capacity(READ_BURST);
     tracing::info!("axon {} running on {} ports", cfg.device_id, ports.len());
@@ -95,8 +96,7 @@ pub fn run(cfg: &AxonProcessConfig, stop: Arc<AtomicBool>) -> Result<(), String>
             .map(|t| Duration::from_nanos(t.saturating_sub(now) / 1000))
             .unwrap_or(POLL)
             .min(POLL);
-        let socks: Vec<&PacketSocket> = rx.iter().map(|(_, s)| s).collect();
-        packet_socket::poll_readable(&socks, wait, &mut ready).map_err(|e| format!("poll: {e}"))?;
+        poller.wait(wait, &mut ready).map_err(|e| format!("poll: {e}"))?;
         for (i, (port, sock)) in rx.iter_mut().enumerate() {
             if !ready.get(i).copied().unwrap_or(false) {
                 continue;

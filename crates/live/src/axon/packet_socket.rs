@@ -22,9 +22,8 @@ pub struct PacketSocket {
 }
 
 impl PacketSocket {
-    /// Opens a socket on `interface`. With a `read_timeout`, a read blocks for at most that
-    /// long; without one the socket is non-blocking (use [`poll_readable`]).
-    pub fn open(interface: &str, read_timeout: Option<Duration>) -> io::Result<PacketSocket> {
+    /// Opens a non-blocking socket on `interface` (wait for frames with a [`Poller`]).
+    pub fn open(interface: &str) -> io::Result<PacketSocket> {
         let ifindex: libc::c_int = std::fs::read_to_string(format!("/sys/class/net/{interface}/ifindex"))
             .map_err(|e| io::Error::new(e.kind(), format!("interface {interface}: {e}")))?
             .trim()
@@ -73,21 +72,10 @@ impl PacketSocket {
         setsockopt(fd, libc::SOL_PACKET, PACKET_IGNORE_OUTGOING, &(1 as libc::c_int))?;
         // Room for bursts while the node is busy (the kernel doubles it and caps it at rmem_max).
         setsockopt(fd, libc::SOL_SOCKET, libc::SO_RCVBUF, &(4 << 20 as libc::c_int))?;
-        match read_timeout {
-            Some(t) => {
-                let tv = libc::timeval {
-                    tv_sec: t.as_secs() as libc::time_t,
-                    tv_usec: t.subsec_micros() as libc::suseconds_t,
-                };
-                setsockopt(fd, libc::SOL_SOCKET, libc::SO_RCVTIMEO, &tv)?;
-            }
-            None => {
-                // SAFETY: plain fcntl calls on a descriptor we own; results checked.
-                let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
-                if flags < 0 || unsafe { libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) } < 0 {
-                    return Err(io::Error::last_os_error());
-                }
-            }
+        // SAFETY: plain fcntl calls on a descriptor we own; results checked.
+        let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+        if flags < 0 || unsafe { libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) } < 0 {
+            return Err(io::Error::last_os_error());
         }
         Ok(PacketSocket {
             file: File::from(owned),
@@ -108,7 +96,7 @@ impl PacketSocket {
         })
     }
 
-    /// Reads one frame into `buf`; `Ok(None)` when the read timed out.
+    /// Reads one frame into `buf`; `Ok(None)` when none is waiting.
     pub fn recv(&mut self, buf: &mut [u8]) -> io::Result<Option<usize>> {
         match self.file.read(buf) {
             Ok(n) => Ok(Some(n)),
@@ -205,31 +193,46 @@ impl PacketSocket {
     }
 }
 
-/// Waits up to `timeout` until at least one socket has a frame to read; returns which do.
-pub fn poll_readable(sockets: &[&PacketSocket], timeout: Duration, ready: &mut Vec<bool>) -> io::Result<()> {
-    use std::os::fd::AsRawFd;
-    let mut fds: Vec<libc::pollfd> = sockets
-        .iter()
-        .map(|s| libc::pollfd {
-            fd: s.file.as_raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        })
-        .collect();
-    let ms = timeout.as_millis().min(i32::MAX as u128) as libc::c_int;
-    // SAFETY: `fds` is a live array of `fds.len()` pollfd structures.
-    let r = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
-    ready.clear();
-    if r < 0 {
-        let e = io::Error::last_os_error();
-        if e.kind() == io::ErrorKind::Interrupted {
-            ready.resize(sockets.len(), false);
-            return Ok(());
+/// Waits on a fixed set of sockets with `poll`, reusing its descriptor array.
+#[derive(Debug)]
+pub struct Poller {
+    fds: Vec<libc::pollfd>,
+}
+
+impl Poller {
+    /// A poller over `sockets` (which must outlive it).
+    pub fn new(sockets: &[&PacketSocket]) -> Poller {
+        use std::os::fd::AsRawFd;
+        Poller {
+            fds: sockets
+                .iter()
+                .map(|s| libc::pollfd {
+                    fd: s.file.as_raw_fd(),
+                    events: libc::POLLIN,
+                    revents: 0,
+                })
+                .collect(),
         }
-        return Err(e);
     }
-    ready.extend(fds.iter().map(|f| f.revents & (libc::POLLIN | libc::POLLERR) != 0));
-    Ok(())
+
+    /// Waits up to `timeout` until at least one socket has a frame to read; `ready[i]` tells
+    /// whether socket `i` does.
+    pub fn wait(&mut self, timeout: Duration, ready: &mut Vec<bool>) -> io::Result<()> {
+        let ms = timeout.as_millis().min(i32::MAX as u128) as libc::c_int;
+        // SAFETY: `fds` is a live array of `fds.len()` pollfd structures.
+        let r = unsafe { libc::poll(self.fds.as_mut_ptr(), self.fds.len() as libc::nfds_t, ms) };
+        ready.clear();
+        if r < 0 {
+            let e = io::Error::last_os_error();
+            if e.kind() == io::ErrorKind::Interrupted {
+                ready.resize(self.fds.len(), false);
+                return Ok(());
+            }
+            return Err(e);
+        }
+        ready.extend(self.fds.iter().map(|f| f.revents & (libc::POLLIN | libc::POLLERR) != 0));
+        Ok(())
+    }
 }
 
 fn setsockopt<T>(fd: libc::c_int, level: libc::c_int, name: libc::c_int, value: &T) -> io::Result<()> {

@@ -300,10 +300,6 @@ impl Conn {
                 | Body::FeaturesReply(_)
                 | Body::Hello(_),
             ) => {}
-            (_, Body::Opaque { type_code, .. }) if !is_known_type(version, type_code) => {
-                Stats::inc(&s.bad_messages);
-                self.send_error(self.version(), BAD_REQUEST, BAD_TYPE, raw);
-            }
             (_, Body::BarrierRequest) => {
                 let v = self.version();
                 self.send(&Message {
@@ -313,7 +309,7 @@ impl Conn {
                 });
             }
             (_, _) => {
-                // A controller-to-switch message or one we do not act on: refuse it.
+                // An unknown type, a controller-to-switch message or one we do not act on.
                 Stats::inc(&s.bad_messages);
                 self.send_error(self.version(), BAD_REQUEST, BAD_TYPE, raw);
             }
@@ -351,7 +347,7 @@ impl Conn {
         let s = &self.shared.stats;
         Stats::inc(&s.disconnects);
         if let Phase::Ready(_, dpid) = self.phase {
-            Stats::add(&s.switches_connected, u64::MAX); // decrement
+            Stats::dec(&s.switches_connected);
             if self.shared.registry.remove_if(dpid, self.id) {
                 self.shared.shard_of(dpid).push_control(Control::Disconnected(dpid));
             }
@@ -359,27 +355,29 @@ impl Conn {
     }
 }
 
-/// True when `code` names a message type of `version` (so an opaque body is a type we merely do
-/// not model, not an unknown one).
-fn is_known_type(version: Version, code: u8) -> bool {
-    tandem_wire::openflow::type_name(version, code).is_some()
-}
-
-/// Drains the write queue, concatenating what is queued into one write.
+/// Drains the write queue, concatenating what is queued into one write (a lone chunk is written
+/// as it is, without a copy).
 async fn write_loop(shared: Arc<Shared>, mut wr: OwnedWriteHalf, mut rx: mpsc::Receiver<Bytes>, close: Arc<Notify>) {
     let mut buf: Vec<u8> = Vec::with_capacity(256 * 1024);
     let timeout = shared.cfg.write_timeout;
     while let Some(first) = rx.recv().await {
-        buf.clear();
-        buf.extend_from_slice(&first);
-        while buf.len() < 256 * 1024 {
-            match rx.try_recv() {
-                Ok(more) => buf.extend_from_slice(&more),
-                Err(_) => break,
+        let chunk: &[u8] = match rx.try_recv() {
+            Err(_) => &first,
+            Ok(second) => {
+                buf.clear();
+                buf.extend_from_slice(&first);
+                buf.extend_from_slice(&second);
+                while buf.len() < 256 * 1024 {
+                    match rx.try_recv() {
+                        Ok(more) => buf.extend_from_slice(&more),
+                        Err(_) => break,
+                    }
+                }
+                &buf
             }
-        }
-        match tokio::time::timeout(timeout, wr.write_all(&buf)).await {
-            Ok(Ok(())) => Stats::add(&shared.stats.bytes_out, buf.len() as u64),
+        };
+        match tokio::time::timeout(timeout, wr.write_all(chunk)).await {
+            Ok(Ok(())) => Stats::add(&shared.stats.bytes_out, chunk.len() as u64),
             Ok(Err(_)) => break,
             Err(_) => {
                 Stats::inc(&shared.stats.write_timeouts);

@@ -172,7 +172,8 @@ impl Outbox {
                 continue;
             }
             let sent = match registry.get(dpid) {
-                Some(h) => match h.tx.try_send(Bytes::copy_from_slice(buf)) {
+                // The encoded bytes are handed over, not copied.
+                Some(h) => match h.tx.try_send(Bytes::from(std::mem::take(buf))) {
                     Ok(()) => true,
                     Err(TrySendError::Full(_)) | Err(TrySendError::Closed(_)) => false,
                 },

@@ -85,6 +85,11 @@ impl Stats {
         c.fetch_add(1, Ordering::Relaxed);
     }
 
+    /// Takes one from a gauge.
+    pub fn dec(c: &AtomicU64) {
+        c.fetch_sub(1, Ordering::Relaxed);
+    }
+
     /// The Prometheus text exposition of every counter, names prefixed `tandem_controller_`.
     pub fn render(&self) -> String {
         let mut s = String::new();

@@ -7,7 +7,9 @@ use super::{FrameSize, Mode, OfBenchConfig};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
-use tandem_wire::openflow::{Body, FeaturesReply, Hello, Message, OxmField, OxmMatch, PacketIn, Version, HEADER_LEN};
+use tandem_wire::openflow::{
+    Body, FeaturesReply, Hello, Message, OxmField, OxmMatch, PacketIn, SwitchConfig, Version, HEADER_LEN,
+};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::{mpsc, watch, Notify};
@@ -290,12 +292,10 @@ fn answer(msg: &[u8], version: Version, dpid: u64) -> Option<Vec<u8>> {
             ports: Vec::new(),
         })),
         // get-config request
-        7 => {
-            let mut m = vec![version.0, 8, 0, 12];
-            m.extend_from_slice(&xid.to_be_bytes());
-            m.extend_from_slice(&[0, 0, 0, 128]);
-            Some(m)
-        }
+        7 => reply(Body::GetConfigReply(SwitchConfig {
+            flags: 0,
+            miss_send_len: 128,
+        })),
         // barrier request (18 in 1.0, 20 in 1.3)
         18 if v10 => reply(Body::BarrierReply),
         20 if !v10 => reply(Body::BarrierReply),
