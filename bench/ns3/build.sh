@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the ns-3 validation programs (bulk, incast, dctcp) into bench/ns3/build/.
+# Builds the ns-3 validation programs (bulk, incast, dctcp, scenario) into bench/ns3/build/.
 #
 # Needs Debian's ns-3 3.37 development package:
 #   apt-get install -y --no-install-recommends libns3-dev libgsl-dev pkg-config
@@ -36,7 +36,7 @@ fi
 
 mkdir -p "$build"
 pids=()
-for prog in bulk incast dctcp; do
+for prog in bulk incast dctcp scenario; do
     echo "build.sh: compiling $prog" >&2
     # One compiler per program, in parallel; each takes ~10 s.
     "$CXX" $CXXFLAGS -std=c++17 -Wall -Wextra -Wno-unused-parameter \
@@ -51,4 +51,4 @@ if [ "$rc" -ne 0 ]; then
     echo "build.sh: compilation failed" >&2
     exit 1
 fi
-echo "build.sh: built $build/{bulk,incast,dctcp}" >&2
+echo "build.sh: built $build/{bulk,incast,dctcp,scenario}" >&2

@@ -1,7 +1,8 @@
 // Shared helpers for the ns-3 side of Tandem's simulator validation (bench/ns3).
 //
 // Written against ns-3 3.37 as packaged by Debian bookworm (libns3-dev). Everything that the
-// three programs (bulk.cc, incast.cc, dctcp.cc) have in common lives here:
+// programs (bulk.cc, incast.cc, dctcp.cc, and the spec-driven scenario.cc) have in common lives
+// here:
 //
 //   * TcpOptions      : the TCP command-line options and how they map onto ns-3 attributes,
 //                       including the ns-3 defaults that differ from Linux / from Tandem.
@@ -154,6 +155,41 @@ class Json
         return *this;
     }
 
+    /// An array of objects (added for scenario.cc).
+    Json& ObjArray(const std::string& k, const std::vector<Json>& v)
+    {
+        std::ostringstream os;
+        os << "[";
+        for (size_t i = 0; i < v.size(); ++i)
+        {
+            os << (i ? "," : "") << v[i].ToString();
+        }
+        os << "]";
+        m_items.emplace_back(k, os.str());
+        return *this;
+    }
+
+    /// An array of strings (added for scenario.cc).
+    Json& StrArray(const std::string& k, const std::vector<std::string>& v)
+    {
+        std::ostringstream os;
+        os << "[";
+        for (size_t i = 0; i < v.size(); ++i)
+        {
+            os << (i ? "," : "") << Quote(v[i]);
+        }
+        os << "]";
+        m_items.emplace_back(k, os.str());
+        return *this;
+    }
+
+    /// JSON null.
+    Json& Null(const std::string& k)
+    {
+        m_items.emplace_back(k, "null");
+        return *this;
+    }
+
     std::string ToString() const
     {
         std::ostringstream os;
@@ -236,6 +272,8 @@ struct TcpOptions
     uint32_t dataRetries = 15;    // ns-3: TcpSocket::DataRetries (ns-3 default 6, Linux 15)
     double dctcpG = 0.0625;       // DCTCP EWMA gain g (ns-3 TcpDctcp::DctcpShiftG)
     double dctcpAlphaInit = 1.0;  // DCTCP initial alpha (ns-3 and Linux default 1.0)
+    bool ecn = false;             // ECN for non-DCTCP senders (scenario.cc's `tcp ecn 1`; no
+                                  // command-line option: the fixed programs never set it)
 
     void Register(CommandLine& cmd)
     {
@@ -364,7 +402,8 @@ struct TcpOptions
         // ECN: off for non-DCTCP senders. TcpDctcp::Init() forces ECN on (ECT(0) data
         // packets, DCTCP-style ECE echo at the receiver) regardless of this attribute.
         Config::SetDefault("ns3::TcpSocketBase::UseEcn",
-                           EnumValue(cc == "dctcp" ? TcpSocketState::On : TcpSocketState::Off));
+                           EnumValue(cc == "dctcp" || ecn ? TcpSocketState::On
+                                                          : TcpSocketState::Off));
         Config::SetDefault("ns3::TcpDctcp::DctcpShiftG", DoubleValue(dctcpG));
         Config::SetDefault("ns3::TcpDctcp::DctcpAlphaOnInit", DoubleValue(dctcpAlphaInit));
         Config::SetDefault("ns3::TcpDctcp::UseEct0", BooleanValue(true));
@@ -394,7 +433,7 @@ struct TcpOptions
             .UInt("buf_bytes", bufBytes)
             .UInt("syn_retries", synRetries)
             .UInt("data_retries", dataRetries)
-            .Bool("ecn", cc == "dctcp");
+            .Bool("ecn", cc == "dctcp" || ecn);
         if (cc == "dctcp")
         {
             j.Num("dctcp_g", dctcpG).Num("dctcp_alpha_init", dctcpAlphaInit);

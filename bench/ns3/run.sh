@@ -20,7 +20,7 @@ if [ "${1:-}" = "--quick" ]; then
 fi
 extra=("$@")
 
-for prog in bulk incast dctcp; do
+for prog in bulk incast dctcp scenario; do
     bin="$build/$prog"
     if [ ! -x "$bin" ] || [ "$here/$prog.cc" -nt "$bin" ] || [ "$here/common.h" -nt "$bin" ]; then
         "$here/build.sh"

@@ -189,6 +189,21 @@ enum SimCommand {
         #[arg(long = "set", value_name = "KEY=VALUE", value_parser = sim_cmd::parse_set)]
         sets: Vec<(String, String)>,
     },
+    /// Write the scenario as the spec bench/ns3/scenario.cc runs in ns-3 (same topology,
+    /// queues, TCP settings and flow list); refuses what ns-3 would model differently.
+    ExportNs3 {
+        /// The scenario file.
+        scenario: PathBuf,
+        /// Seed (overrides the file's `seed`).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Override a value, as for `run`.
+        #[arg(long = "set", value_name = "KEY=VALUE", value_parser = sim_cmd::parse_set)]
+        sets: Vec<(String, String)>,
+        /// Write the spec here [default: standard output].
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -265,6 +280,12 @@ fn run(cli: Cli) -> Result<(), CliError> {
             quiet,
         }) => sim_cmd::run(&scenario, out.as_deref(), seed, &sets, quiet),
         Command::Sim(SimCommand::Check { scenario, seed, sets }) => sim_cmd::check(&scenario, seed, &sets),
+        Command::Sim(SimCommand::ExportNs3 {
+            scenario,
+            seed,
+            sets,
+            out,
+        }) => sim_cmd::export_ns3(&scenario, seed, &sets, out.as_deref()),
         Command::Analyze(AnalyzeCommand::Offload {
             flows,
             k,

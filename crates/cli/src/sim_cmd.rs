@@ -98,6 +98,31 @@ pub fn check(scenario: &Path, seed: Option<u64>, sets: &[(String, String)]) -> R
     Ok(())
 }
 
+/// `tandem sim export-ns3`: the scenario as a spec for `bench/ns3/scenario.cc`.
+pub fn export_ns3(
+    scenario: &Path,
+    seed: Option<u64>,
+    sets: &[(String, String)],
+    out: Option<&Path>,
+) -> Result<(), CliError> {
+    let sc = load(scenario, seed, sets)?;
+    let spec = tandem_sim::ns3_spec::export(&sc).map_err(|e| CliError::input(scenario, e))?;
+    match out {
+        None => print!("{spec}"),
+        Some(p) => {
+            // Written beside the target and renamed: never a half-written spec.
+            let tmp = p.with_extension("spec.tmp");
+            std::fs::write(&tmp, &spec)
+                .and_then(|()| std::fs::rename(&tmp, p))
+                .map_err(|e| {
+                    let _ = std::fs::remove_file(&tmp);
+                    CliError::input(p, e)
+                })?;
+        }
+    }
+    Ok(())
+}
+
 /// `tandem sim run`: runs `scenario` into `out` (default `results/<scenario name>`).
 pub fn run(
     scenario: &Path,

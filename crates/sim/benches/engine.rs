@@ -22,6 +22,7 @@ fn link() -> LinkConfig {
         rate_bps: 10_000_000_000,
         delay: 5 * US,
         framing_overhead: 24,
+        l2_header: 14,
     }
 }
 
@@ -82,6 +83,7 @@ fn fat_tree_k8() -> Sim {
         rate_bps: 10_000_000_000,
         delay: US,
         framing_overhead: 24,
+        l2_header: 14,
     };
     let topo = Topology::fat_tree(8, l, l).expect("fat-tree");
     let cdf = FlowSizeCdf::builtin("websearch").expect("built-in CDF");

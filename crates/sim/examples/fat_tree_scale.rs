@@ -40,6 +40,7 @@ fn main() {
         rate_bps: 10_000_000_000,
         delay: US,
         framing_overhead: 24,
+        l2_header: 14,
     };
     let t0 = Instant::now();
     let topo = Topology::fat_tree(k, link, link).expect("fat-tree");

@@ -11,6 +11,7 @@ fn main() {
         rate_bps: 1_000_000_000,
         delay: 25 * US,
         framing_overhead: 0,
+        l2_header: 14,
     };
     let topo = Topology::star(17, link).expect("star");
     let h = topo.hosts().to_vec();

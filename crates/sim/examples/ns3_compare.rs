@@ -1,34 +1,105 @@
-//! The Tandem side of `bench/sim-vs-ns3.sh`: runs one of the validation scenarios
-//! (`scenarios/validation/`, the same parameters as the `bench/ns3/` programs) and prints one
-//! JSON object with the same metric names as the ns-3 program.
+//! The Tandem side of `bench/sim-vs-ns3.sh`: runs one scenario of the validation suite
+//! (`scenarios/validation/NAME.toml`) and prints one JSON object with the same keys as
+//! `bench/ns3/scenario` prints for the exported spec.
 //!
 //! ```sh
-//! cargo run --release -p tandem-sim --example ns3_compare -- bulk [--quick]
-//! cargo run --release -p tandem-sim --example ns3_compare -- incast [--quick]
-//! cargo run --release -p tandem-sim --example ns3_compare -- dctcp|dctcp-newreno [--quick]
+//! cargo run --release -p tandem-sim --example ns3_compare -- NAME [--quick]
+//! cargo run --release -p tandem-sim --example ns3_compare -- --list
+//! cargo run --release -p tandem-sim --example ns3_compare -- --compare DIR [--quick] NAME...
 //! ```
+//!
+//! `--compare` reads `DIR/ns3-NAME[-quick].json` and `DIR/tandem-NAME[-quick].json` (written
+//! by `bench/sim-vs-ns3.sh`) and prints the comparison table with the declared tolerances;
+//! it exits 1 when a judged row fails.
 
 use tandem_sim::validation;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let quick = args.iter().any(|a| a == "--quick");
-    let long = if quick { "1s" } else { "10s" };
-    let v = match args.first().map(String::as_str) {
-        Some("bulk") => validation::bulk(long),
-        Some("incast") => validation::incast(if quick { 10 } else { 100 }),
-        Some("dctcp") => validation::dctcp(long, true),
-        Some("dctcp-newreno") => validation::dctcp(long, false),
-        _ => {
-            eprintln!("usage: ns3_compare bulk|incast|dctcp|dctcp-newreno [--quick]");
-            std::process::exit(2);
+    if let Some(i) = args.iter().position(|a| a == "--compare") {
+        std::process::exit(compare(&args[i + 1..], quick));
+    }
+    let Some(name) = args.iter().find(|a| !a.starts_with("--")) else {
+        if args.iter().any(|a| a == "--list") {
+            for (n, _) in validation::SCENARIOS {
+                println!("{n}");
+            }
+            return;
         }
+        eprintln!("usage: ns3_compare NAME [--quick] | --list");
+        std::process::exit(2);
     };
-    match v {
-        Ok(v) => println!("{v}"),
+    let r = validation::load(name, quick).and_then(|sc| validation::run_tandem(&sc));
+    match r {
+        Ok(r) => println!("{}", validation::record_json(&r)),
         Err(e) => {
             eprintln!("ns3_compare: {e}");
             std::process::exit(1);
         }
     }
+}
+
+/// Prints the table for the named scenarios from stored JSON; 1 if any judged row fails.
+fn compare(args: &[String], quick: bool) -> i32 {
+    use tandem_sim::experiment::fmt_num;
+    let Some(dir) = args.first() else {
+        eprintln!("usage: ns3_compare --compare DIR [--quick] NAME...");
+        return 2;
+    };
+    let sfx = if quick { "-quick" } else { "" };
+    let tol = match validation::tolerances() {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("{e}");
+            return 2;
+        }
+    };
+    let read = |p: String| {
+        std::fs::read_to_string(&p)
+            .map_err(|e| format!("{p}: {e}"))
+            .and_then(|t| validation::parse_ns3(&t).map_err(|e| format!("{p}: {e}")))
+    };
+    println!("| scenario | metric | tandem | ns-3 3.37 | difference | target | verdict |");
+    println!("|---|---|---|---|---|---|---|");
+    let (mut fails, mut judged) = (0, 0);
+    for name in args[1..].iter().filter(|a| !a.starts_with("--")) {
+        let r = validation::load(name, quick).map_err(|e| e.to_string()).and_then(|sc| {
+            let ours = read(format!("{dir}/tandem-{name}{sfx}.json"))?;
+            let theirs = read(format!("{dir}/ns3-{name}{sfx}.json"))?;
+            validation::compare(name, &sc, &ours, &theirs, &tol).map_err(|e| e.to_string())
+        });
+        let rows = match r {
+            Ok(r) => r,
+            Err(e) => {
+                eprintln!("ns3_compare: {e}");
+                return 2;
+            }
+        };
+        for row in rows {
+            let v = row.verdict();
+            judged += usize::from(v.is_some());
+            fails += usize::from(v == Some(false));
+            let diff = match row.reference {
+                Some(x) if x != 0.0 => format!("{:+.1}%", (row.measured - x) / x * 100.0),
+                _ => "-".into(),
+            };
+            println!(
+                "| {} | {} | {} | {} | {} | {:?} | {} |",
+                row.setting,
+                row.metric,
+                fmt_num(row.measured),
+                row.reference.map_or("-".into(), fmt_num),
+                diff,
+                row.target,
+                match v {
+                    Some(true) => "PASS",
+                    Some(false) => "FAIL",
+                    None => "-",
+                }
+            );
+        }
+    }
+    println!("\n{judged} judged rows, {fails} FAIL");
+    i32::from(fails > 0)
 }

@@ -100,9 +100,34 @@ pub struct LinkConfig {
     pub rate_bps: u64,
     /// One-way propagation delay.
     pub delay: Time,
-    /// Bytes the link adds to every packet for serialisation (Ethernet: 8 preamble + 4 FCS +
-    /// 12 inter-frame gap = 24; set 2 to model ns-3's point-to-point PPP header instead).
+    /// Bytes the link adds to every packet for serialisation beyond its layer-2 header
+    /// (Ethernet: 8 preamble + 4 FCS + 12 inter-frame gap = 24; 0 on a PPP link).
     pub framing_overhead: u32,
+    /// Bytes of the layer-2 header on this link: 14 for Ethernet ([`ETHERNET_HEADER`]), 2 for
+    /// ns-3's point-to-point PPP header ([`PPP_HEADER`]). Packets carry an Ethernet header in
+    /// their size; a link serialises `size - 14 + l2_header + framing_overhead` bytes.
+    pub l2_header: u32,
+}
+
+/// Bytes of an Ethernet header (the layer-2 header packets are built with).
+pub const ETHERNET_HEADER: u32 = 14;
+/// Bytes of the PPP header ns-3's point-to-point links put on every IP packet.
+pub const PPP_HEADER: u32 = 2;
+
+impl LinkConfig {
+    /// Bytes one packet of `size` bytes (Ethernet header included) occupies on this link.
+    pub fn wire_bytes(&self, size: u32) -> u64 {
+        u64::from(size.saturating_sub(ETHERNET_HEADER)) + u64::from(self.l2_header) + u64::from(self.framing_overhead)
+    }
+
+    /// The same link with ns-3's point-to-point framing: a 2-byte PPP header and nothing else.
+    pub fn ppp(self) -> LinkConfig {
+        LinkConfig {
+            framing_overhead: 0,
+            l2_header: PPP_HEADER,
+            ..self
+        }
+    }
 }
 
 impl Default for LinkConfig {
@@ -111,6 +136,7 @@ impl Default for LinkConfig {
             rate_bps: 10_000_000_000,
             delay: US,
             framing_overhead: 24,
+            l2_header: ETHERNET_HEADER,
         }
     }
 }
@@ -125,12 +151,23 @@ pub enum Marking {
         /// Marking threshold K in bytes.
         k_bytes: u64,
     },
-    /// RED (Floyd & Jacobson 1993) on the EWMA of the queue length in bytes, with the gentle
-    /// variant off; marks when `ecn`, otherwise drops early.
+    /// DCTCP-style step marking counted in packets: CE when at least `k_packets` packets are
+    /// waiting on arrival (the packet being transmitted excluded), as ns-3's RED queue disc
+    /// with MinTh = MaxTh and weight 1 counts.
+    ThresholdPackets {
+        /// Marking threshold K in packets.
+        k_packets: u32,
+    },
+    /// RED (Floyd & Jacobson 1993) as ns-3's `RedQueueDisc` runs it: an EWMA of the queue
+    /// length (bytes, or packets when `packets`) on every arrival; between the thresholds an
+    /// early drop (or mark) with probability max_p scaled linearly, spread by the count of
+    /// packets since the last one ("wait" variant); above `max` (above `2 max` when `gentle`,
+    /// the probability rising from max_p to 1 in between) a forced drop. Early decisions mark
+    /// ECN-capable packets when `ecn`; forced ones always drop (ns-3's `UseHardDrop`).
     Red {
-        /// Minimum threshold (bytes).
+        /// Minimum threshold (bytes, or packets when `packets`).
         min_bytes: u64,
-        /// Maximum threshold (bytes).
+        /// Maximum threshold (bytes, or packets when `packets`).
         max_bytes: u64,
         /// Marking probability at the maximum threshold.
         max_p: f64,
@@ -138,6 +175,10 @@ pub enum Marking {
         weight: f64,
         /// Mark instead of dropping ECN-capable packets.
         ecn: bool,
+        /// Gentle RED: the probability rises from max_p at `max` to 1 at `2 max`.
+        gentle: bool,
+        /// Thresholds and average are in packets, not bytes.
+        packets: bool,
     },
 }
 

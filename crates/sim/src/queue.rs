@@ -108,6 +108,15 @@ struct ClassQueue {
     bytes: u64,
     red_avg: f64,
     red_count: i64,
+    /// RED: the last arrival found the average above min_th.
+    red_old: bool,
+}
+
+/// What RED decided for one arrival.
+enum RedVerdict {
+    Pass,
+    Early,
+    Forced,
 }
 
 /// Counters of one egress port.
@@ -269,39 +278,63 @@ impl EgressQueues {
                     marked = true;
                 }
             }
+            Marking::ThresholdPackets { k_packets } => {
+                if cq.q.len() as u64 >= u64::from(k_packets) && ect {
+                    marked = true;
+                }
+            }
             Marking::Red {
                 min_bytes,
                 max_bytes,
                 max_p,
                 weight,
                 ecn,
+                gentle,
+                packets,
             } => {
                 let cq = &mut self.classes[ci];
-                cq.red_avg = (1.0 - weight) * cq.red_avg + weight * cq.bytes as f64;
-                let avg = cq.red_avg;
-                let congested = if avg < min_bytes as f64 {
-                    cq.red_count = -1;
-                    false
-                } else if avg >= max_bytes as f64 {
-                    cq.red_count = 0;
-                    true
-                } else {
-                    cq.red_count += 1;
-                    let span = (max_bytes.saturating_sub(min_bytes)).max(1) as f64;
-                    let pb = max_p * (avg - min_bytes as f64) / span;
-                    let denom = 1.0 - cq.red_count as f64 * pb;
-                    let pa = if denom <= 0.0 { 1.0 } else { pb / denom };
-                    if rng.random::<f64>() < pa {
-                        cq.red_count = 0;
-                        true
+                let cur = if packets { cq.q.len() as f64 } else { cq.bytes as f64 };
+                cq.red_avg = (1.0 - weight) * cq.red_avg + weight * cur;
+                let (avg, min, max) = (cq.red_avg, min_bytes as f64, max_bytes as f64);
+                cq.red_count += 1;
+                let mut verdict = RedVerdict::Pass;
+                // ns-3 tests "more than one packet in the queue disc", which sits behind a
+                // one-packet device queue: more than two waiting here.
+                if avg >= min && cq.q.len() > 2 {
+                    if avg >= if gentle { 2.0 * max } else { max } {
+                        verdict = RedVerdict::Forced;
+                    } else if !cq.red_old {
+                        // The first arrival above min_th starts the count (ns-3's `m_old`).
+                        cq.red_count = 1;
+                        cq.red_old = true;
                     } else {
-                        false
+                        let pb = if avg >= max {
+                            max_p + (1.0 - max_p) * (avg - max) / max.max(1.0)
+                        } else {
+                            max_p * (avg - min) / (max - min).max(1.0)
+                        }
+                        .min(1.0);
+                        // The "wait" variant: no early drop within 1/pb packets of the last.
+                        let cp = cq.red_count as f64 * pb;
+                        let pa = if cp < 1.0 {
+                            0.0
+                        } else if cp < 2.0 {
+                            pb / (2.0 - cp)
+                        } else {
+                            1.0
+                        };
+                        if rng.random::<f64>() <= pa && pa > 0.0 {
+                            cq.red_count = 0;
+                            verdict = RedVerdict::Early;
+                        }
                     }
-                };
-                if congested {
-                    if ecn && ect {
-                        marked = true;
-                    } else {
+                } else {
+                    cq.red_old = false;
+                }
+                match verdict {
+                    RedVerdict::Pass => {}
+                    RedVerdict::Early if ecn && ect => marked = true,
+                    RedVerdict::Early | RedVerdict::Forced => {
                         self.stats.count_drop(DropReason::RedEarly, pkt.size);
                         return Admission::Dropped(DropReason::RedEarly);
                     }

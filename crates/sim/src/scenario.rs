@@ -335,17 +335,21 @@ struct RawQueue {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawThreshold {
-    k: SizeArg,
+    k: Option<SizeArg>,
+    k_packets: Option<u32>,
 }
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawRed {
-    min: SizeArg,
-    max: SizeArg,
+    min: Option<SizeArg>,
+    max: Option<SizeArg>,
+    min_packets: Option<u64>,
+    max_packets: Option<u64>,
     max_p: FractionArg,
     weight: Option<f64>,
     ecn: Option<bool>,
+    gentle: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -406,7 +410,17 @@ struct RawOutput {
 struct RawLink {
     rate: RateArg,
     delay: TimeArg,
+    framing: Option<FramingArg>,
     framing_overhead: Option<SizeArg>,
+}
+
+/// A link's layer-2 framing: `ethernet` (14-byte header, 24 bytes of preamble, FCS and gap) or
+/// `ppp` (ns-3's point-to-point links: a 2-byte header and nothing else).
+#[derive(Deserialize, Clone, Copy)]
+#[serde(rename_all = "lowercase")]
+enum FramingArg {
+    Ethernet,
+    Ppp,
 }
 
 #[derive(Deserialize)]
@@ -472,6 +486,7 @@ struct RawIncast {
     repeats: Option<u32>,
     gap: Option<TimeArg>,
     start: Option<TimeArg>,
+    jitter: Option<TimeArg>,
 }
 
 /// Who talks to whom: explicit `pairs`, or every host of `from` to the one host `to`.
@@ -758,13 +773,21 @@ fn port_spec(topo: &Topology, spec: &str) -> Result<(NodeId, u16), String> {
 }
 
 fn link(l: RawLink) -> LinkConfig {
-    LinkConfig {
+    let base = LinkConfig {
         rate_bps: l.rate.0,
         delay: l.delay.0,
+        ..LinkConfig::default()
+    };
+    let base = match l.framing {
+        Some(FramingArg::Ppp) => base.ppp(),
+        Some(FramingArg::Ethernet) | None => base,
+    };
+    LinkConfig {
         framing_overhead: l
             .framing_overhead
             .map(|s| s.0.min(u64::from(u32::MAX)) as u32)
-            .unwrap_or(LinkConfig::default().framing_overhead),
+            .unwrap_or(base.framing_overhead),
+        ..base
     }
 }
 
@@ -836,11 +859,22 @@ fn build_queue(ctx: &Ctx, q: RawQueue, at: &[Seg], base: QueueConfig) -> Result<
             match kind.as_str() {
                 "threshold" => {
                     let r: RawThreshold = ctx.de(v, &mat)?;
-                    Marking::Threshold { k_bytes: r.k.0 }
+                    match (r.k, r.k_packets) {
+                        (Some(k), None) => Marking::Threshold { k_bytes: k.0 },
+                        (None, Some(k)) => Marking::ThresholdPackets { k_packets: k },
+                        _ => return Err(ctx.err(&mat, "give exactly one of `k` (a size) and `k_packets`")),
+                    }
                 }
                 "red" => {
                     let r: RawRed = ctx.de(v, &mat)?;
-                    if r.min.0 >= r.max.0 {
+                    let (min, max, packets) = match (r.min, r.max, r.min_packets, r.max_packets) {
+                        (Some(a), Some(b), None, None) => (a.0, b.0, false),
+                        (None, None, Some(a), Some(b)) => (a, b, true),
+                        _ => {
+                            return Err(ctx.err(&mat, "give `min` and `max` (sizes) or `min_packets` and `max_packets`"))
+                        }
+                    };
+                    if min >= max {
                         return Err(ctx.err(&key(&mat, "max"), "must be above min"));
                     }
                     let weight = r.weight.unwrap_or(0.002);
@@ -851,11 +885,13 @@ fn build_queue(ctx: &Ctx, q: RawQueue, at: &[Seg], base: QueueConfig) -> Result<
                         return Err(ctx.err(&key(&mat, "max_p"), "must be at most 1"));
                     }
                     Marking::Red {
-                        min_bytes: r.min.0,
-                        max_bytes: r.max.0,
+                        min_bytes: min,
+                        max_bytes: max,
                         max_p: r.max_p.0,
                         weight,
                         ecn: r.ecn.unwrap_or(true),
+                        gentle: r.gentle.unwrap_or(false),
+                        packets,
                     }
                 }
                 _ => {
@@ -1169,7 +1205,7 @@ fn build_flows(
             let r: RawIncast = ctx.de(v, at)?;
             let senders = host_set(ctx, topo, Some(r.senders), &key(at, "senders"))?;
             let receiver = host(ctx, topo, &r.receiver, &key(at, "receiver"))?;
-            workload::incast(
+            let mut flows = workload::incast(
                 &senders,
                 receiver,
                 r.bytes.0,
@@ -1177,7 +1213,9 @@ fn build_flows(
                 r.repeats.unwrap_or(1),
                 r.gap.map(|g| g.0).unwrap_or(0),
             )
-            .map_err(werr)
+            .map_err(werr)?;
+            workload::jitter_starts(&mut flows, r.jitter.map_or(0, |j| j.0), seed);
+            Ok(flows)
         }
         "bulk" => {
             let r: RawBulk = ctx.de(v, at)?;

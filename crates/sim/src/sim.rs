@@ -458,7 +458,7 @@ impl Sim {
             return;
         };
         p.busy = true;
-        let wire = u64::from(q.size) + u64::from(p.link.framing_overhead);
+        let wire = p.link.wire_bytes(q.size);
         let end = (now + p.ser_time(wire)).max(q.last_bit);
         let (peer, peer_port, delay) = (p.peer, p.peer_port, p.link.delay);
         if let Some(t) = p.tap {

@@ -441,7 +441,8 @@ impl Topology {
     /// b = "s0"
     /// rate = "10Gbps"
     /// delay = "1us"
-    /// framing_overhead = 24  # optional, bytes (default 24: Ethernet)
+    /// framing = "ethernet"   # optional: "ethernet" (default) or "ppp" (ns-3 point-to-point)
+    /// framing_overhead = 24  # optional, bytes (default 24 for Ethernet, 0 for PPP)
     /// ```
     ///
     /// Links are numbered, and ports assigned, in file order.
@@ -465,6 +466,7 @@ impl Topology {
             b: toml::Spanned<String>,
             rate: toml::Spanned<RateArg>,
             delay: TimeArg,
+            framing: Option<String>,
             framing_overhead: Option<u32>,
         }
         #[derive(Deserialize)]
@@ -517,13 +519,27 @@ impl Topology {
             if l.rate.get_ref().0 == 0 {
                 return Err(err(Some(l.rate.span()), "link rate must be above 0".into()));
             }
+            let base = LinkConfig {
+                rate_bps: l.rate.get_ref().0,
+                delay: l.delay.0,
+                ..LinkConfig::default()
+            };
+            let base = match l.framing.as_deref() {
+                None | Some("ethernet") => base,
+                Some("ppp") => base.ppp(),
+                Some(other) => {
+                    return Err(err(
+                        Some(l.a.span()),
+                        format!("unknown framing `{other}`, expected `ethernet` or `ppp`"),
+                    ))
+                }
+            };
             links.push(LinkSpec {
                 a,
                 b,
                 cfg: LinkConfig {
-                    rate_bps: l.rate.get_ref().0,
-                    delay: l.delay.0,
-                    framing_overhead: l.framing_overhead.unwrap_or(LinkConfig::default().framing_overhead),
+                    framing_overhead: l.framing_overhead.unwrap_or(base.framing_overhead),
+                    ..base
                 },
             });
         }
@@ -723,6 +739,7 @@ mod tests {
             rate_bps: gbps * 1_000_000_000,
             delay: US,
             framing_overhead: 24,
+            l2_header: 14,
         }
     }
 

@@ -492,6 +492,19 @@ pub fn incast(
     Ok(flows)
 }
 
+/// Delays every flow's start by its own uniform draw from [0, `jitter`) (picoseconds, drawn in
+/// flow order from `seed`), so that incast senders of a round do not start in lock-step and
+/// rounds differ. `jitter` 0 changes nothing.
+pub fn jitter_starts(flows: &mut [FlowSpec], jitter: Time, seed: u64) {
+    if jitter == 0 {
+        return;
+    }
+    let mut rng = Pcg64::seed_from_u64(seed);
+    for f in flows {
+        f.start = f.start.saturating_add(rng.random_range(0..jitter));
+    }
+}
+
 /// One [`FlowKind::Bulk`] flow of `bytes` per `(src, dst)` pair, all starting at `start`.
 pub fn bulk(pairs: &[(NodeId, NodeId)], bytes: u64, start: Time) -> Result<Vec<FlowSpec>, WorkloadError> {
     check_pairs(pairs)?;

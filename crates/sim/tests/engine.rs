@@ -18,6 +18,7 @@ fn link(rate: u64, delay: Time) -> LinkConfig {
         rate_bps: rate,
         delay,
         framing_overhead: 24,
+        l2_header: 14,
     }
 }
 
@@ -137,6 +138,7 @@ fn incast_round_recovers_every_loss_without_a_timeout() {
         rate_bps: GBPS,
         delay: 25 * US,
         framing_overhead: 0,
+        l2_header: 14,
     };
     let topo = Topology::star(17, l).unwrap();
     let h = topo.hosts().to_vec();

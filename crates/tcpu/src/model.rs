@@ -643,6 +643,7 @@ mod tests {
             rate_bps: GBPS,
             delay: 10 * US,
             framing_overhead: 24,
+            l2_header: 14,
         };
         let topo = Topology::star(senders + 1, link).unwrap();
         let h = topo.hosts().to_vec();

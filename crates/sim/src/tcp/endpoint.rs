@@ -941,6 +941,21 @@ impl TcpEndpoint {
         }
     }
 
+    /// SACKed bytes below `x` (the scoreboard holds only blocks above SND.UNA).
+    fn sacked_below(&self, x: u64) -> u64 {
+        if self.scoreboard.is_empty() {
+            return 0;
+        }
+        let mut n = 0;
+        for (a, b) in self.scoreboard.iter() {
+            if a >= x {
+                break;
+            }
+            n += b.min(x) - a;
+        }
+        n
+    }
+
     /// RFC 6675 IsLost for every hole at once: an unSACKed byte is lost when more than
     /// (DupThresh - 1) * SMSS bytes above it are SACKed. Walks ranges from the top until that
     /// many bytes are found (a handful of ranges).
@@ -1175,7 +1190,11 @@ impl TcpEndpoint {
             }
             let data = e.min(self.data_end()).saturating_sub(s);
             if data > 0 {
-                let mut flight = s - self.snd_una;
+                // Bytes in flight as RFC 6675's pipe counts them: SACKed bytes have left the
+                // network. (After a timeout, go-back-N skips SACKed ranges; counting them as
+                // in flight would hold back the retransmissions cwnd allows, as neither ns-3
+                // nor Linux do.)
+                let mut flight = s - self.snd_una - self.sacked_below(s);
                 let mut cwnd = self.cc.cwnd();
                 if self.recovery == Recovery::None && self.dupacks > 0 && s >= self.snd_max {
                     if self.sack_ok {

@@ -28,6 +28,7 @@ pub fn testbed(hosts: u32, name: &str) -> Result<(Topology, Vec<NodeId>, NodeId)
         rate_bps: PORT_BPS,
         delay: LINK_DELAY,
         framing_overhead: 24,
+        l2_header: 14,
     };
     let topo = Topology::star(hosts, link).map_err(|e| ExperimentError(format!("{name}: {e}")))?;
     let h = topo.hosts().to_vec();
