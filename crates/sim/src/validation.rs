@@ -7,7 +7,7 @@
 //! same metric names as the ns-3 programs' output, which `bench/sim-vs-ns3.sh` puts side by
 //! side with a fresh ns-3 run.
 
-use crate::experiment::{Experiment, ExperimentCtx, ExperimentError, Report, Row, Target};
+use crate::experiment::{Experiment, ExperimentCtx, ExperimentError, Kind, Report, Row, Target};
 use crate::plot;
 use crate::report::quantile;
 use crate::run;
@@ -252,6 +252,7 @@ fn run_validation(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError
     let mut compare = |setting: &str, ours: &Value, theirs: &Value, metrics: &[Metric]| {
         for m in metrics {
             rows.push(Row::new(
+                Kind::Prediction,
                 setting,
                 m.name,
                 Some(num(theirs, m.theirs) * m.scale),
@@ -261,6 +262,7 @@ fn run_validation(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError
         }
         let (a, b) = (num(ours, &["wall_s"]), num(theirs, &["wall_s"]));
         rows.push(Row::new(
+            Kind::Prediction,
             setting,
             "speed-up over ns-3 (x, wall time)",
             None,

@@ -9,7 +9,7 @@ use super::common::{three_by_two, SWITCH_LATENCY_PS, TABLE_4_1_FLOWS};
 use super::sim::{run as simulate, App, Flow, NetParams, Outcome};
 use super::topology::NodeKind;
 use tandem_sim::experiment::{
-    par_map, threads, write, Experiment, ExperimentCtx, ExperimentError, Report, Row, Target,
+    par_map, threads, write, Experiment, ExperimentCtx, ExperimentError, Kind, Report, Row, Target,
 };
 use tandem_sim::plot;
 use tandem_sim::time::MS;
@@ -151,6 +151,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
         let thesis_ring: f64 = THESIS.iter().map(|r| r[col + 1]).sum();
         let (l, r) = (agg(NodeKind::Axon, tcp, false), agg(NodeKind::Axon, tcp, true));
         rows.push(Row::new(
+            Kind::Prediction,
             &format!("Axon line, {name}"),
             "aggregate (Mb/s)",
             Some(thesis_line),
@@ -158,6 +159,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             Target::Relative(0.15),
         ));
         rows.push(Row::new(
+            Kind::Prediction,
             &format!("Axon ring, {name}"),
             "aggregate (Mb/s)",
             Some(thesis_ring),
@@ -165,6 +167,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             Target::Relative(0.15),
         ));
         rows.push(Row::new(
+            Kind::Prediction,
             &format!("Axon ring / line, {name}"),
             "ratio",
             Some(thesis_ring / thesis_line),
@@ -173,6 +176,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
         ));
         let (sl, sr) = (agg(NodeKind::Switch, tcp, false), agg(NodeKind::Switch, tcp, true));
         rows.push(Row::new(
+            Kind::Prediction,
             &format!("STP switches line, {name}"),
             "aggregate (Mb/s)",
             Some(thesis_line),
@@ -180,6 +184,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             Target::None,
         ));
         rows.push(Row::new(
+            Kind::Prediction,
             &format!("STP switches ring, {name}"),
             "aggregate (Mb/s)",
             Some(thesis_line),
@@ -203,6 +208,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
                 })
                 .unwrap_or(0);
             rows.push(Row::new(
+                Kind::Prediction,
                 &format!(
                     "Axon {} {}, host {s} -> {d}",
                     if *ring { "ring" } else { "line" },

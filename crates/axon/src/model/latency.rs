@@ -9,7 +9,7 @@ use super::sim::{run as simulate, App, Flow, NetParams};
 use super::topology::NodeKind;
 use crate::timing::ForwardingMode;
 use tandem_sim::experiment::{
-    par_map, threads, write, Experiment, ExperimentCtx, ExperimentError, Report, Row, Target,
+    par_map, threads, write, Experiment, ExperimentCtx, ExperimentError, Kind, Report, Row, Target,
 };
 use tandem_sim::plot;
 use tandem_sim::time::MS;
@@ -138,6 +138,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
         let one = get(Forwarder::AxonCutThrough, s, 1);
         let five = get(Forwarder::AxonCutThrough, s, 5);
         rows.push(Row::new(
+            Kind::Prediction,
             &format!("Axon, 1 device, {name}"),
             "latency (us)",
             Some(1.0),
@@ -145,6 +146,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             Target::AtMost(1.5),
         ));
         rows.push(Row::new(
+            Kind::Prediction,
             &format!("Axon, 5 devices, {name}"),
             "latency (us)",
             Some(4.5),
@@ -152,6 +154,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             Target::Relative(0.5),
         ));
         rows.push(Row::new(
+            Kind::Prediction,
             &format!("Axon, {name}"),
             "per-device latency over 5 (us)",
             Some(0.9),
@@ -160,6 +163,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
         ));
     }
     rows.push(Row::new(
+        Kind::Prediction,
         "switch, 1 device, 64 B (calibrated)",
         "latency (us)",
         Some(7.0),
@@ -167,6 +171,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
         Target::Relative(0.05),
     ));
     rows.push(Row::new(
+        Kind::Prediction,
         "switch, 1 device, 1,514 B",
         "latency (us)",
         Some(28.0),
@@ -174,6 +179,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
         Target::Relative(0.25),
     ));
     rows.push(Row::new(
+        Kind::Prediction,
         "switch, 5 devices, 1,514 B",
         "latency (us)",
         Some(137.0),
@@ -181,6 +187,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
         Target::Relative(0.25),
     ));
     rows.push(Row::new(
+        Kind::Prediction,
         "Axon store-and-forward, 5 devices, 1,514 B",
         "latency (us)",
         None,

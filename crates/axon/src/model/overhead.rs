@@ -11,7 +11,7 @@ use super::common::{chain, SWITCH_LATENCY_PS};
 use super::sim::{run as simulate, App, Flow, NetParams};
 use super::topology::NodeKind;
 use tandem_sim::experiment::{
-    par_map, threads, write, Experiment, ExperimentCtx, ExperimentError, Report, Row, Target,
+    par_map, threads, write, Experiment, ExperimentCtx, ExperimentError, Kind, Report, Row, Target,
 };
 use tandem_sim::plot;
 use tandem_sim::time::MS;
@@ -87,6 +87,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
     for (h, reference) in [(1usize, None), (10, None), (100, Some(3.0))] {
         let loss = (1.0 - max_goodput_mbps(1500, Some(h)) / eth) * 100.0;
         rows.push(Row::new(
+            Kind::Prediction,
             &format!("{h}-hop route, 1,500 B packets"),
             "goodput loss vs Ethernet (%)",
             reference,
@@ -109,6 +110,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
         let analytic = max_goodput_mbps(1500, Some(n));
         simcsv.push_str(&format!("{n},{n},{},{analytic:.2},{m:.2}\n", header_len_for(n)));
         rows.push(Row::new(
+            Kind::Prediction,
             &format!("simulated bulk TCP over {n} Axons ({n}-hop route)"),
             "goodput (Mb/s)",
             Some(analytic),

@@ -17,7 +17,7 @@ use super::layout::{host_ip, LineSpec};
 use super::net::Testbed;
 use super::HostId;
 use crate::control::SoftwareDelays;
-use tandem_sim::experiment::{write, Experiment, ExperimentCtx, ExperimentError, Report, Row, Target};
+use tandem_sim::experiment::{write, Experiment, ExperimentCtx, ExperimentError, Kind, Report, Row, Target};
 use tandem_sim::plot;
 use tandem_wire::Ipv4Addr;
 
@@ -294,6 +294,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             b.axons - 1
         );
         rows.push(Row::new(
+            Kind::Prediction,
             &setting,
             "routes set up per second (thesis)",
             Some(THESIS_ROUTES_PER_S),
@@ -301,6 +302,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             Target::Relative(0.2),
         ));
         rows.push(Row::new(
+            Kind::Prediction,
             &setting,
             "routes set up per second (Table 4.3 bottleneck model)",
             Some(r.model_routes_per_s),
@@ -308,6 +310,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             Target::Relative(if ctx.quick { 0.2 } else { 0.05 }),
         ));
         rows.push(Row::new(
+            Kind::Prediction,
             &setting,
             "routes completed",
             Some(r.routes.len() as f64),
@@ -317,6 +320,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
         let mut lat: Vec<f64> = r.routes.iter().filter_map(RouteTiming::first_packet_us).collect();
         lat.sort_by(f64::total_cmp);
         rows.push(Row::new(
+            Kind::Prediction,
             &setting,
             "ARP to first packet, median (us)",
             None,
@@ -324,6 +328,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             Target::None,
         ));
         rows.push(Row::new(
+            Kind::Prediction,
             &setting,
             "ARP to first packet, max (us)",
             None,
@@ -334,6 +339,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
     if let Some(single) = results.iter().find(|r| r.routes.len() == 1) {
         let lat = single.routes[0].first_packet_us().unwrap_or(f64::NAN);
         rows.push(Row::new(
+            Kind::Prediction,
             "one route, idle Axons, 1 hop",
             "ARP to first packet (us) vs the four phases of Table 4.3",
             Some(phases_total_ps(&d) as f64 / 1e6),

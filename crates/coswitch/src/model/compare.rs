@@ -16,7 +16,7 @@ use super::profile::{saturation_kpps, PAPER_SWITCH_CPU_KPPS, SATURATED};
 use super::sweep::{crossing, interpolate, point, Point};
 use crate::types::SEC;
 use tandem_sim::experiment::{
-    par_map, threads, write, Experiment, ExperimentCtx, ExperimentError, Report, Row, Target,
+    par_map, threads, write, Experiment, ExperimentCtx, ExperimentError, Kind, Report, Row, Target,
 };
 use tandem_sim::plot;
 
@@ -249,6 +249,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
     };
     let sat_kpps = crossing(&curve(&vsw, &|p| p.outcome.server_cpu), SATURATED);
     rep.rows.push(Row::new(
+        Kind::Prediction,
         "vswitch only (Fig. 8)",
         "load where the server core saturates (MB/s)",
         Some(PAPER_VSWITCH_MBYTES),
@@ -260,6 +261,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
         let cs = curve(&cos, &|p| p.outcome.server_cpu);
         let at = interpolate(&cs, k);
         rep.rows.push(Row::new(
+            Kind::Prediction,
             &format!("CoSwitch at {:.0} kpps (Fig. 8)", k),
             "server core utilization where vswitch only saturates (%)",
             Some(PAPER_COSWITCH_SERVER_CPU * 100.0),
@@ -271,6 +273,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
         (ctx.status)("what CoSwitch's server load is made of");
         for (label, row) in sensitivity(&compare_config(ctx.quick), k.round() * 1e3)? {
             rep.rows.push(Row::new(
+                Kind::Prediction,
                 &format!("CoSwitch at {:.0} kpps, {label}", k.round()),
                 "server core (%)",
                 None,
@@ -281,6 +284,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
     }
     let cos_sat = crossing(&curve(&cos, &|p| p.outcome.server_cpu), SATURATED);
     rep.rows.push(Row::new(
+        Kind::Prediction,
         "Fig. 8",
         "load the server carries before saturating: CoSwitch / vswitch only",
         None,
@@ -293,6 +297,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
     ));
     if let (Some(v), Some(co)) = (vsw.last(), cos.last()) {
         rep.rows.push(Row::new(
+            Kind::Prediction,
             &format!("{:.0} kpps", v.pps / 1e3),
             "packets dropped at the server: vswitch only",
             None,
@@ -300,6 +305,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             Target::None,
         ));
         rep.rows.push(Row::new(
+            Kind::Prediction,
             &format!("{:.0} kpps", v.pps / 1e3),
             "packets dropped at the server: CoSwitch",
             None,
@@ -309,6 +315,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
     }
     for (t, ph, co) in &c.timeouts {
         rep.rows.push(Row::new(
+            Kind::Prediction,
             &format!("{} kpps, {t} s idle timeout (Fig. 9)", TRACE_PPS / 1e3),
             "CoSwitch: peak physical-switch entries",
             Some(PAPER_COSWITCH_ENTRIES),
@@ -316,6 +323,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             Target::AtMost(PAPER_COSWITCH_ENTRIES * 1.5),
         ));
         rep.rows.push(Row::new(
+            Kind::Prediction,
             &format!("{} kpps, {t} s idle timeout (Fig. 9)", TRACE_PPS / 1e3),
             "physical only: peak entries needed",
             None,
@@ -324,6 +332,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
         ));
     }
     rep.rows.push(Row::new(
+        Kind::Prediction,
         "physical only (Fig. 10)",
         "load where the switch CPU saturates (kpps)",
         Some(PAPER_SWITCH_CPU_KPPS),
@@ -332,6 +341,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
     ));
     let worst = cos.iter().map(|p| p.outcome.switch_cpu).fold(0.0, f64::max);
     rep.rows.push(Row::new(
+        Kind::Prediction,
         "CoSwitch, every load (Fig. 10)",
         "highest switch CPU utilization (%)",
         None,
@@ -340,6 +350,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
     ));
     if let Some(p) = cos.iter().find(|p| p.pps >= PAPER_SWITCH_CPU_KPPS * 1e3) {
         rep.rows.push(Row::new(
+            Kind::Prediction,
             &format!("CoSwitch, {} kpps (Fig. 10)", p.pps / 1e3),
             "switch CPU utilization (%)",
             None,

@@ -17,7 +17,7 @@ use super::network::{Approach, NetConfig};
 use super::sweep::{crossing, point, Point};
 use crate::types::SEC;
 use tandem_sim::experiment::{
-    par_map, threads, write, Experiment, ExperimentCtx, ExperimentError, Report, Row, Target,
+    par_map, threads, write, Experiment, ExperimentCtx, ExperimentError, Kind, Report, Row, Target,
 };
 use tandem_sim::plot;
 
@@ -216,6 +216,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
     };
     let na = |x: Option<f64>| x.unwrap_or(f64::NAN);
     rep.rows.push(Row::new(
+        Kind::Prediction,
         "static rules (Fig. 4)",
         "load where the vswitch core saturates (kpps)",
         Some(PAPER_VSWITCH_KPPS),
@@ -224,6 +225,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
     ));
     let max_static_switch = stat.iter().map(|p| p.outcome.switch_cpu).fold(0.0, f64::max);
     rep.rows.push(Row::new(
+        Kind::Prediction,
         "static rules (Fig. 4)",
         "physical switch CPU at any load (%)",
         Some(0.0),
@@ -231,6 +233,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
         Target::Absolute(0.5),
     ));
     rep.rows.push(Row::new(
+        Kind::Prediction,
         "reactive (Fig. 5), TCAM never full",
         "load where the switch CPU saturates (kpps)",
         Some(PAPER_SWITCH_CPU_KPPS),
@@ -238,6 +241,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
         Target::Relative(0.1),
     ));
     rep.rows.push(Row::new(
+        Kind::Prediction,
         "reactive (Fig. 5), 2K TCAM",
         "load where the switch CPU saturates (kpps)",
         Some(PAPER_SWITCH_CPU_KPPS),
@@ -245,6 +249,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
         Target::Relative(0.1),
     ));
     rep.rows.push(Row::new(
+        Kind::Prediction,
         "reactive (Fig. 5), 3 s idle timeout",
         "load where 2,048 entries are needed (kpps)",
         Some(PAPER_TCAM_KPPS),
@@ -253,6 +258,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
     ));
     if let Some(p) = vsw.iter().rev().find(|p| p.pps <= 10_000.0) {
         rep.rows.push(Row::new(
+            Kind::Prediction,
             &format!("reactive (Fig. 5), {:.1} kpps", p.pps / 1e3),
             "vswitch core utilization, all flows per flow (%)",
             None,
@@ -260,6 +266,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             Target::AtMost(50.0),
         ));
         rep.rows.push(Row::new(
+            Kind::Prediction,
             &format!("reactive (Fig. 5), {:.1} kpps", p.pps / 1e3),
             "vswitch per-flow rules (memory)",
             None,

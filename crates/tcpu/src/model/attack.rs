@@ -17,7 +17,7 @@ use super::flashcrowd::{self, Setup as FcSetup};
 use super::TcpuModel;
 use crate::config::TcpuConfig;
 use tandem_sim::config::{Marking, TcpConfig};
-use tandem_sim::experiment::{Experiment, ExperimentCtx, ExperimentError, Report, Row, Target};
+use tandem_sim::experiment::{Experiment, ExperimentCtx, ExperimentError, Kind, Report, Row, Target};
 use tandem_sim::packet::FlowId;
 use tandem_sim::plot;
 use tandem_sim::sim::{Sim, SimOptions};
@@ -273,6 +273,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
     )?;
     for o in &results {
         rep.rows.push(Row::new(
+            Kind::Prediction,
             &format!("{} n={}", o.setup.name(), o.attackers),
             "TCP throughput (Mb/s)",
             None,
@@ -288,6 +289,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
     if let (Some(b), Some(t)) = (base(Setup::NoDefense), at_big(Setup::NoDefense)) {
         let setting = format!("{} n={big}", Setup::NoDefense.name());
         rep.rows.push(Row::new(
+            Kind::Prediction,
             &setting,
             "TCP throughput (Mb/s)",
             r(40.0),
@@ -295,6 +297,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             Target::None,
         ));
         rep.rows.push(Row::new(
+            Kind::Prediction,
             &setting,
             "TCP throughput / no attack",
             None,
@@ -305,6 +308,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
     if let (Some(b), Some(t)) = (base(Setup::Defense), at_big(Setup::Defense)) {
         let setting = format!("{} n={big}", Setup::Defense.name());
         rep.rows.push(Row::new(
+            Kind::Prediction,
             &setting,
             "TCP throughput loss vs no attack (Mb/s)",
             r(70.0),
@@ -312,6 +316,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             Target::None,
         ));
         rep.rows.push(Row::new(
+            Kind::Prediction,
             &setting,
             "TCP throughput / no attack",
             None,
@@ -320,6 +325,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
         ));
         if let Some(nd) = at_big(Setup::NoDefense) {
             rep.rows.push(Row::new(
+                Kind::Prediction,
                 &format!("n={big}"),
                 "TCP throughput, with defense - without (Mb/s)",
                 None,
@@ -330,6 +336,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
     }
     if let Some(o) = results.iter().find(|o| o.setup == Setup::Defense && o.attackers == big) {
         rep.rows.push(Row::new(
+            Kind::Prediction,
             &format!("{} n={big}", Setup::Defense.name()),
             "attack traffic delivered (Mb/s)",
             r(f64::from(MAX_ATTACKERS) * 5.12),
@@ -337,6 +344,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             Target::None,
         ));
         rep.rows.push(Row::new(
+            Kind::Prediction,
             &format!("{} n={big}", Setup::Defense.name()),
             "sources classified as attackers",
             Some(f64::from(big)),

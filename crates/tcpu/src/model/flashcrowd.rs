@@ -11,7 +11,7 @@ use super::common::{self, write};
 use super::{TcpuModel, SIM_CLASSES};
 use crate::config::TcpuConfig;
 use tandem_sim::config::{CcAlgo, DelayedAck, Marking, SwitchConfig, TcpConfig};
-use tandem_sim::experiment::{Experiment, ExperimentCtx, ExperimentError, Report, Row, Target};
+use tandem_sim::experiment::{Experiment, ExperimentCtx, ExperimentError, Kind, Report, Row, Target};
 use tandem_sim::packet::{FlowId, NodeId};
 use tandem_sim::plot;
 use tandem_sim::report::quantile;
@@ -313,6 +313,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
     )?;
     for (s, o) in &results {
         rep.rows.push(Row::new(
+            Kind::Prediction,
             &format!("{} NR={}", s.name(), o.nr),
             "p99 RFT (s)",
             None,
@@ -343,6 +344,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
         let setting = format!("{} NR={big}", s.name());
         let db = s == Setup::TcpDeepBuffer;
         rep.rows.push(Row::new(
+            Kind::Prediction,
             &setting,
             "SYN-ACK timeouts",
             r(syn),
@@ -350,6 +352,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             if db { Target::AtMost(0.0) } else { Target::None },
         ));
         rep.rows.push(Row::new(
+            Kind::Prediction,
             &setting,
             "data timeouts",
             r(data),
@@ -357,15 +360,23 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             if db { Target::AtMost(0.0) } else { Target::None },
         ));
         rep.rows.push(Row::new(
+            Kind::Prediction,
             &setting,
             "packet drops",
             r(drops),
             o.drops as f64,
             if db { Target::AtMost(0.0) } else { Target::AtLeast(1.0) },
         ));
-        rep.rows
-            .push(Row::new(&setting, "mean RFT (s)", r(rft), o.mean_rft(), Target::None));
         rep.rows.push(Row::new(
+            Kind::Prediction,
+            &setting,
+            "mean RFT (s)",
+            r(rft),
+            o.mean_rft(),
+            Target::None,
+        ));
+        rep.rows.push(Row::new(
+            Kind::Prediction,
             &setting,
             "responses not finished",
             Some(0.0),
@@ -374,6 +385,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
         ));
         if db {
             rep.rows.push(Row::new(
+                Kind::Prediction,
                 &setting,
                 "peak DRAM used (MB)",
                 r(16.0),
@@ -384,6 +396,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
     }
     if let (Some(db), Some(tcp)) = (at(Setup::TcpDeepBuffer), at(Setup::Tcp)) {
         rep.rows.push(Row::new(
+            Kind::Prediction,
             &format!("NR={big}"),
             "mean RFT, deep buffer / TCP w/o",
             if paper_nr { Some(0.65 / 0.82) } else { None },
@@ -391,6 +404,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             Target::None,
         ));
         rep.rows.push(Row::new(
+            Kind::Prediction,
             &format!("NR={big}"),
             "p99 RFT, deep buffer / TCP w/o",
             None,

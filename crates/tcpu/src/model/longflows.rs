@@ -14,7 +14,7 @@ use super::flashcrowd::{self, Setup as FcSetup};
 use super::{queue_config, TcpuModel};
 use crate::config::TcpuConfig;
 use tandem_sim::config::Marking;
-use tandem_sim::experiment::{Experiment, ExperimentCtx, ExperimentError, Report, Row, Target};
+use tandem_sim::experiment::{Experiment, ExperimentCtx, ExperimentError, Kind, Report, Row, Target};
 use tandem_sim::packet::FlowId;
 use tandem_sim::plot;
 use tandem_sim::sim::{Sim, SimOptions};
@@ -235,6 +235,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             o.to_cpu_packets
         ));
         rep.rows.push(Row::new(
+            Kind::Prediction,
             &format!("{}, n = {}", o.setup.name(), o.n),
             "aggregate goodput (Mb/s)",
             Some(PAPER_MBPS),
@@ -251,6 +252,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
     for &n in ns {
         let without = goodput(Setup::NoDeepBuffer, n);
         rep.rows.push(Row::new(
+            Kind::Prediction,
             &format!("n = {n}"),
             "goodput with / without deep buffer",
             Some(1.0),
@@ -299,8 +301,14 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             ("retransmission timeouts", None, total(&results, setup, |o| o.timeouts)),
         ];
         for (metric, reference, v) in rows {
-            rep.rows
-                .push(Row::new(&setting, metric, reference, v as f64, Target::None));
+            rep.rows.push(Row::new(
+                Kind::Prediction,
+                &setting,
+                metric,
+                reference,
+                v as f64,
+                Target::None,
+            ));
         }
     }
     write(ctx, "longflows.csv", &csv)?;

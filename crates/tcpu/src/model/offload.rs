@@ -35,7 +35,7 @@ use crate::core::{Action, Event, Tcpu};
 use crate::types::{FlowId, PacketRef, RuleMatch, Time, MS, SEC};
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, BinaryHeap};
-use tandem_sim::experiment::{Experiment, ExperimentCtx, ExperimentError, Report, Row, Target};
+use tandem_sim::experiment::{Experiment, ExperimentCtx, ExperimentError, Kind, Report, Row, Target};
 use tandem_sim::plot;
 use tandem_sim::workload::FlowSizeCdf;
 
@@ -466,6 +466,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
         };
         let c = f64::from(o.compress);
         rep.rows.push(Row::new(
+            Kind::Prediction,
             &setting,
             "flows",
             r(PAPER_FLOWS as f64, PAPER_FLOWS as f64 * c),
@@ -473,6 +474,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             Target::None,
         ));
         rep.rows.push(Row::new(
+            Kind::Prediction,
             &setting,
             "data (GB)",
             r(33.6, 336.0),
@@ -480,6 +482,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             Target::None,
         ));
         rep.rows.push(Row::new(
+            Kind::Prediction,
             &setting,
             "max active flows (60 s timeout)",
             if full && base {
@@ -493,6 +496,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             if full { Target::Relative(0.15) } else { Target::None },
         ));
         rep.rows.push(Row::new(
+            Kind::Prediction,
             &setting,
             "max flows sending at once",
             None,
@@ -500,6 +504,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             Target::None,
         ));
         rep.rows.push(Row::new(
+            Kind::Prediction,
             &setting,
             "TFOR (%)",
             if full {
@@ -511,6 +516,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             Target::AtLeast(85.0),
         ));
         rep.rows.push(Row::new(
+            Kind::Prediction,
             &setting,
             "swaps per second",
             if full && !base { Some(1_743.0) } else { None },
@@ -518,6 +524,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             Target::None,
         ));
         rep.rows.push(Row::new(
+            Kind::Prediction,
             &setting,
             "table operations refused",
             Some(0.0),

@@ -15,7 +15,7 @@ use crate::config::Mode;
 use crate::nf;
 use crate::types::{Time, MS, US};
 use tandem_sim::experiment::{
-    par_map, threads, write, Experiment, ExperimentCtx, ExperimentError, Report, Row, Target,
+    par_map, threads, write, Experiment, ExperimentCtx, ExperimentError, Kind, Report, Row, Target,
 };
 use tandem_sim::plot;
 
@@ -155,6 +155,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
     let refv = |x: f64| if full { Some(x) } else { None };
     let mut rows = vec![
         Row::new(
+            Kind::Prediction,
             &setting,
             "NF latency, no split (us)",
             refv(20.0),
@@ -162,6 +163,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             if full { Target::Relative(0.1) } else { Target::None },
         ),
         Row::new(
+            Kind::Prediction,
             &setting,
             "NF latency, TurboSwitch (us)",
             refv(20.0 * 0.67),
@@ -169,6 +171,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             if full { Target::Relative(0.1) } else { Target::None },
         ),
         Row::new(
+            Kind::Prediction,
             &setting,
             "NF latency reduction, TurboSwitch vs no split (%) [calibrated]",
             refv(33.0),
@@ -180,6 +183,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             },
         ),
         Row::new(
+            Kind::Prediction,
             &setting,
             "NF latency reduction, PayloadPark vs no split (%)",
             None,
@@ -187,6 +191,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             Target::None,
         ),
         Row::new(
+            Kind::Prediction,
             &setting,
             "NF latency, PayloadPark (us)",
             None,
@@ -194,6 +199,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             Target::None,
         ),
         Row::new(
+            Kind::Prediction,
             &setting,
             "TurboSwitch NF latency below PayloadPark's",
             Some(1.0),
@@ -205,6 +211,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             Target::AtLeast(1.0),
         ),
         Row::new(
+            Kind::Prediction,
             &setting,
             "payload parking time / NF latency, recirculation",
             None,
@@ -212,6 +219,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             Target::None,
         ),
         Row::new(
+            Kind::Prediction,
             &setting,
             "payload parking time / NF latency, copies",
             None,
@@ -219,6 +227,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             Target::None,
         ),
         Row::new(
+            Kind::Prediction,
             &setting,
             "packets lost (all modes)",
             Some(0.0),
@@ -231,6 +240,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
         let b = find(Mode::Recirculate, g, MIX)?;
         let c = find(Mode::PayloadPark, g, MIX)?;
         rows.push(Row::new(
+            Kind::Prediction,
             &format!("{g} Gb/s, 64-1500 B"),
             "NF latency, TurboSwitch (us)",
             None,
@@ -238,6 +248,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             Target::None,
         ));
         rows.push(Row::new(
+            Kind::Prediction,
             &format!("{g} Gb/s, 64-1500 B"),
             &format!(
                 "reduction vs no split (%) [no split {:.2} us, PayloadPark {:.2} us]",
@@ -252,6 +263,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
         let a = find(Mode::NoSplit, HEADLINE_GBPS, SizeDist::Fixed(b))?;
         let t = find(Mode::Recirculate, HEADLINE_GBPS, SizeDist::Fixed(b))?;
         rows.push(Row::new(
+            Kind::Prediction,
             &format!("{HEADLINE_GBPS} Gb/s, {b} B"),
             "NF latency reduction, TurboSwitch vs no split (%)",
             None,

@@ -19,7 +19,7 @@ use crate::config::{Mode, SwitchConfig};
 use crate::nf;
 use crate::types::{Time, MS, US};
 use tandem_sim::experiment::{
-    par_map, threads, write, Experiment, ExperimentCtx, ExperimentError, Report, Row, Target,
+    par_map, threads, write, Experiment, ExperimentCtx, ExperimentError, Kind, Report, Row, Target,
 };
 use tandem_sim::plot;
 
@@ -141,6 +141,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
     let full = !q;
     let mut rows = vec![
         Row::new(
+            Kind::Prediction,
             "10-100 Gb/s",
             "queue size vs input throughput: linear fit R^2",
             None,
@@ -148,6 +149,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             Target::AtLeast(0.9),
         ),
         Row::new(
+            Kind::Prediction,
             "10-100 Gb/s",
             "queue size slope (KB per Gb/s)",
             None,
@@ -155,6 +157,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             Target::None,
         ),
         Row::new(
+            Kind::Prediction,
             "10-100 Gb/s",
             "payload queueing time per pass vs queue size: R^2",
             None,
@@ -162,6 +165,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             Target::AtLeast(0.99),
         ),
         Row::new(
+            Kind::Prediction,
             "10-100 Gb/s",
             "queueing time slope (us per KB; 1/port rate = 0.08)",
             Some(0.08),
@@ -169,6 +173,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             Target::Relative(0.05),
         ),
         Row::new(
+            Kind::Prediction,
             "100 Gb/s",
             "recirculations per packet (steady state)",
             Some(1.0),
@@ -176,6 +181,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             Target::Relative(0.15),
         ),
         Row::new(
+            Kind::Prediction,
             "100 Gb/s",
             "recirculations per packet, C / payload rate (expected)",
             None,
@@ -183,6 +189,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             Target::None,
         ),
         Row::new(
+            Kind::Prediction,
             "100 Gb/s",
             "NF latency (us)",
             Some(25.0),
@@ -190,6 +197,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             Target::Relative(0.05),
         ),
         Row::new(
+            Kind::Prediction,
             "100 Gb/s",
             "payload parking time (us)",
             if full { Some(25.0) } else { None },
@@ -197,6 +205,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             Target::Relative(0.2),
         ),
         Row::new(
+            Kind::Prediction,
             "100 Gb/s, from empty",
             "recirculations per packet, first 20 us of merges",
             None,
@@ -204,6 +213,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             Target::None,
         ),
         Row::new(
+            Kind::Prediction,
             "100 Gb/s, from empty",
             "queue size, 2nd half: coefficient of variation of 5 us means",
             None,
@@ -211,6 +221,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             Target::None,
         ),
         Row::new(
+            Kind::Prediction,
             "100 Gb/s, NF base 80% floor + exponential",
             &format!(
                 "payload parking / NF latency [NF {:.2} us, parking {:.2} us, {:.3} passes]",
@@ -221,6 +232,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             Target::None,
         ),
         Row::new(
+            Kind::Prediction,
             "all",
             "packets lost",
             Some(0.0),
@@ -230,6 +242,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
     ];
     for (g, r) in loads.iter().zip(&res) {
         rows.push(Row::new(
+            Kind::Prediction,
             &format!("{g} Gb/s"),
             &format!(
                 "payload parking / NF latency [queue {:.0} KB, {:.2} passes, k/floor(k) = {:.2}]",
