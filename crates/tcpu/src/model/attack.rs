@@ -67,8 +67,8 @@ impl Setup {
     }
 }
 
-/// TCP as the paper's Windows testbed (the flash-crowd experiment's TCP: minimum RTO 300 ms,
-/// initial RTO 3 s, delayed ACK, SACK, NewReno, initial window 2).
+/// The flash-crowd experiment's Windows-like TCP (minimum RTO 300 ms, initial RTO 3 s, delayed
+/// ACK, SACK, NewReno, initial window 2); the paper does not say what its servers ran.
 pub fn tcp_config() -> TcpConfig {
     flashcrowd::tcp_config(FcSetup::Tcp)
 }
@@ -369,8 +369,8 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
          paper's defaults (deep buffer, long-flow pinning, attack detector: 1 ms bins, 3 s windows, \
          BW_attack 200 Mb/s)."
             .into(),
-        "TCP as the flash-crowd experiment (the paper's Windows testbed): minimum RTO 300 ms, delayed ACK, \
-         SACK, NewReno, initial window 2, 6 MB receive buffer."
+        "TCP as the flash-crowd experiment (Windows-like, ours: the paper does not name its servers' \
+         OS): minimum RTO 300 ms, delayed ACK, SACK, NewReno, initial window 2, 6 MB receive buffer."
             .into(),
         "Throughput is the TCP flow's goodput averaged over the whole run. Figure 6's values are only \
          given as a plot and two sentences (40 Mb/s at 14 attackers without the deep buffer; about 70 Mb/s \

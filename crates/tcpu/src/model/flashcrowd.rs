@@ -67,7 +67,8 @@ impl Setup {
     }
 }
 
-/// The TCP the paper's Windows testbed implies (see the module notes in the report).
+/// A Windows-like TCP (ours: the paper cites Windows's 300 ms minimum RTO in §3.2.3 and 3 s
+/// SYN-ACK timeouts in Table 1, but never names its servers' OS; see the report's notes).
 pub fn tcp_config(setup: Setup) -> TcpConfig {
     TcpConfig {
         mss: 1460,
@@ -436,10 +437,10 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
              full frames (K) for all setups (only DCTCP sends ECT); the deep-buffer switch has {SIM_CLASSES} \
              strict-priority classes: CPU return traffic first."
         ),
-        "TCP as the paper's Windows testbed implies: initial RTO (SYN/SYN-ACK timeout) 3 s (paper: SYN-ACK \
-         timeouts of 3 s), minimum RTO 300 ms (paper §3.2.3: Windows), delayed ACK every 2nd segment / 200 ms \
-         (Windows default), MSS 1460 without timestamps, SACK, initial window 2 segments (assumed, pre-RFC \
-         6928 stacks), NewReno; DCTCP with g = 1/16 and ECN. 6 SYN retries."
+        "TCP, Windows-like (ours: the paper never names its servers' OS): initial RTO (SYN/SYN-ACK timeout) \
+         3 s (paper: SYN-ACK timeouts of 3 s), minimum RTO 300 ms (paper §3.2.3 names 300 ms as Windows's), \
+         delayed ACK every 2nd segment / 200 ms (Windows default), MSS 1460 without timestamps, SACK, \
+         initial window 2 segments (assumed, pre-RFC 6928 stacks), NewReno; DCTCP with g = 1/16 and ECN. 6 SYN retries."
             .into(),
         "TCPU: the paper's defaults (k = 1,792, table channel 14,144/9,524/86,956 ops/s, Q_redirect 80, \
          4 x 1 Gb/s internal links, 1 us per packet on one core, 1 GiB DRAM); long-flow pinning off \
