@@ -29,14 +29,18 @@ pub const PAPER_COSWITCH_ENTRIES: f64 = 200.0;
 /// The real trace's rate (paper footnote 3: about 10 kpps and 40 Mbps).
 pub const TRACE_PPS: f64 = 10_000.0;
 
-/// Loads of the sweep (kpps).
+/// Loads of the sweep (kpps): every 0.5 kpps from 2 to 12 kpps (the grid of
+/// `coswitch-profile`'s control-plane sweep, so that Fig. 10's saturation point is read off the
+/// same grid as Fig. 5's; a 2 kpps grid put it at 7.72 kpps by interpolating across the knee,
+/// where the model saturates near 6.9), then coarser up to 120 kpps for Fig. 8.
 pub fn loads(quick: bool) -> Vec<f64> {
     if quick {
         vec![5.0, 10.0, 90.0]
     } else {
-        vec![
-            2.0, 4.0, 6.0, 8.0, 10.0, 20.0, 40.0, 60.0, 70.0, 80.0, 90.0, 100.0, 120.0,
-        ]
+        (4..=24)
+            .map(|k| f64::from(k) * 0.5)
+            .chain([20.0, 40.0, 60.0, 70.0, 80.0, 90.0, 100.0, 120.0])
+            .collect()
     }
 }
 
@@ -248,8 +252,12 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
         pts.iter().map(|p| (p.pps / 1e3, f(p))).collect()
     };
     let sat_kpps = crossing(&curve(&vsw, &|p| p.outcome.server_cpu), SATURATED);
+    // Identity: the server's per-packet cost is calibrated to saturate at 80 kpps (Fig. 4); vswitch
+    // only adds our 20 us upcall per new flow (12.9 packets per flow), so it saturates where
+    // 0.95 / (12.5 + 20 / 12.9) us puts it, about 67 kpps = 34 MB/s at 500 B. The paper's
+    // 100 MB/s cannot be met by a model calibrated to its own 80 kpps (see the notes).
     rep.rows.push(Row::new(
-        Kind::Prediction,
+        Kind::Identity,
         "vswitch only (Fig. 8)",
         "load where the server core saturates (MB/s)",
         Some(PAPER_VSWITCH_MBYTES),
@@ -320,10 +328,15 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             "CoSwitch: peak physical-switch entries",
             Some(PAPER_COSWITCH_ENTRIES),
             co.outcome.tcam_max as f64,
-            Target::AtMost(PAPER_COSWITCH_ENTRIES * 1.5),
+            // The paper (§IV.C): "only not more than 200 elephant flow rules need to be cached".
+            // Was 1.5 x 200 = 300, a bound past our measured peaks.
+            Target::AtMost(PAPER_COSWITCH_ENTRIES),
         ));
+        // Identity: with a rule per flow and a TCAM that never refuses, the entries needed are
+        // the flows seen in the last idle timeout, a property of the input workload (whose mice
+        // spacing is calibrated to need 2,048 entries at 6 kpps and 3 s).
         rep.rows.push(Row::new(
-            Kind::Prediction,
+            Kind::Identity,
             &format!("{} kpps, {t} s idle timeout (Fig. 9)", TRACE_PPS / 1e3),
             "physical only: peak entries needed",
             None,
@@ -337,7 +350,10 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
         "load where the switch CPU saturates (kpps)",
         Some(PAPER_SWITCH_CPU_KPPS),
         saturation_kpps(&phy, |p| p.outcome.switch_cpu).unwrap_or(f64::NAN),
-        Target::Relative(0.15),
+        // The paper: "overloaded when the input exceeds 7.7Kpps". The same quantity as
+        // coswitch-profile's 2K-TCAM row (the same switch, TCAM and load grid), judged the same
+        // way: within 10%. Was 15%.
+        Target::Relative(0.1),
     ));
     let worst = cos.iter().map(|p| p.outcome.switch_cpu).fold(0.0, f64::max);
     rep.rows.push(Row::new(
