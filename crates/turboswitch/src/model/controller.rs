@@ -10,7 +10,7 @@
 //! The offered load steps through phases; per phase (its first 100 us left out) the payload
 //! parking time, the copies per payload and the queue are measured.
 
-use super::common::{base, correlation};
+use super::common::{base, correlation, falling_pairs};
 use super::sim::{run as simulate, Phase, SimConfig, SimResult};
 use crate::config::Mode;
 use crate::nf;
@@ -145,14 +145,26 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             Target::None,
         ));
     }
-    let corr = correlation(&phases.iter().map(|p| (p.gbps, p.copies)).collect::<Vec<_>>());
+    let by_load: Vec<(f64, f64)> = phases.iter().map(|p| (p.gbps, p.copies)).collect();
     rows.push(Row::new(
         Kind::Prediction,
         "all phases",
-        "correlation of copies per payload with load (slides: more copies at lower load)",
+        "phase pairs at different loads where the lower load got more copies (share)",
+        Some(1.0),
+        falling_pairs(&by_load),
+        // The slides: "Less incoming packets, controller creates more copies; more incoming
+        // packets, controller creates less copies", a monotone claim with no exception, so every
+        // pair of phases must agree. This replaces a linear correlation judged at <= -0.9, a
+        // bound set just past the measured -0.92; the slides say nothing about linearity.
+        Target::AtLeast(1.0),
+    ));
+    rows.push(Row::new(
+        Kind::Prediction,
+        "all phases",
+        "linear correlation of copies per payload with load",
         None,
-        corr,
-        Target::AtMost(-0.9),
+        correlation(&by_load),
+        Target::None,
     ));
     let pay = phases
         .iter()
