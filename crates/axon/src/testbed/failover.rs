@@ -293,7 +293,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             Target::Absolute(0.0),
         ));
         rows.push(Row::new(
-            Kind::Prediction,
+            Kind::Identity,
             &setting,
             &format!(
                 "frames sent [path before {}, after {}]",
