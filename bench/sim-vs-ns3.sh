@@ -37,6 +37,9 @@ for n in "${names[@]}"; do
   bench/ns3/build/scenario "$out/$n$suffix.spec" > "$out/ns3-$n$suffix.json"
   echo "== $n: tandem" >&2
   "$t/examples/ns3_compare" "$n" $quick > "$out/tandem-$n$suffix.json"
-  if [ -n "$store" ]; then cp "$out/ns3-$n$suffix.json" "crates/sim/data/ns3/$n$suffix.json"; fi
+  if [ -n "$store" ]; then
+    cp "$out/ns3-$n$suffix.json" "crates/sim/data/ns3/$n$suffix.json"
+    python3 bench/ns3/trim-result.py "crates/sim/data/ns3/$n$suffix.json"
+  fi
 done
 "$t/examples/ns3_compare" --compare "$out" $quick "${names[@]}"

@@ -57,7 +57,7 @@ fn failover_quick_experiment_writes_its_outputs() {
     let dir = std::env::temp_dir().join(format!("axon-failover-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let report = tandem_sim::experiment::run(&EXPERIMENT, true, &dir, &mut |_| {}).expect("run");
-    assert_eq!(report.gaps(), 0, "{report:#?}");
+    assert_eq!(report.fails(), 0, "{report:#?}");
     for f in ["failover_arrivals.csv", "failover_arrivals.png", "results.md"] {
         assert!(dir.join(f).exists(), "{f}");
     }

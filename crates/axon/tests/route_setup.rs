@@ -48,7 +48,7 @@ fn route_setup_quick_experiment_writes_its_outputs() {
     let dir = std::env::temp_dir().join(format!("axon-route-setup-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let report = tandem_sim::experiment::run(&EXPERIMENT, true, &dir, &mut |_| {}).expect("run");
-    assert_eq!(report.gaps(), 0, "{report:#?}");
+    assert_eq!(report.fails(), 0, "{report:#?}");
     for f in ["route_setup.csv", "arp_to_first_packet_cdf.png", "results.md"] {
         assert!(dir.join(f).exists(), "{f}");
     }

@@ -7,7 +7,7 @@ use serde_json::Value;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
-use tandem_sim::experiment::{self, Experiment};
+use tandem_sim::experiment::{self, Experiment, Kind};
 use tandem_sim::run::{self, Progress};
 use tandem_sim::scenario::Scenario;
 use tandem_sim::time::as_secs;
@@ -252,9 +252,13 @@ pub fn reproduce(name: &str, quick: bool, out: Option<&Path>, quiet: bool) -> Re
     bar.finish_and_clear();
     print!("{}", report.markdown(name, quick));
     println!(
-        "\n{} rows, {} gaps; {:.1} s; results in {}",
+        "\n{} rows ({} input, {} identity, {} prediction); predictions: {} PASS, {} FAIL; {:.1} s; results in {}",
         report.rows.len(),
-        report.gaps(),
+        report.count(Kind::Input),
+        report.count(Kind::Identity),
+        report.count(Kind::Prediction),
+        report.passes(),
+        report.fails(),
         start.elapsed().as_secs_f64(),
         out_dir.join("results.md").display()
     );

@@ -114,9 +114,9 @@ const DIGITS: usize = 256;
 /// A bucket this small becomes the run by sorting it.
 const SORT_BUCKET: usize = 16;
 /// At most this many pending events: keep them all in the run.
-const SMALL: usize = 32;
+const SMALL: usize = 8;
 /// ... until the run holds more than this many.
-const SPILL: usize = 64;
+const SPILL: usize = 16;
 
 impl Default for EventQueue {
     fn default() -> EventQueue {

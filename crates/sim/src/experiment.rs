@@ -2,6 +2,11 @@
 //! scenarios and writes, into its output folder, CSV data, PNG plots and `results.md`, a
 //! table of reference (paper or ns-3) against measured numbers with a verdict per row.
 //!
+//! Every row says what [`Kind`] of number it is: an input (taken from the paper, or the model
+//! calibrated to it), an identity (follows from the inputs by arithmetic) or a prediction (emerges
+//! from the model). Only predictions are evidence, so only they get a verdict (`PASS`/`FAIL`);
+//! an input or identity row shows its target for reference and no verdict.
+//!
 //! Every system crate exposes its experiments as a list of [`Experiment`]s; the CLI joins the
 //! lists. Experiments are compiled into the binary (scenarios included with `include_str!`),
 //! so `tandem reproduce NAME` works from any working directory. Each has a `--quick` form
@@ -90,6 +95,31 @@ pub enum Target {
     AtLeast(f64),
 }
 
+/// What kind of number a row reports, and so whether it can be evidence.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// We took the value from the paper, or calibrated the model to it: agreement is by
+    /// construction and proves nothing.
+    Input,
+    /// Follows from the inputs by arithmetic (a line rate, a configured rate): agreement checks
+    /// the plumbing, not the design.
+    Identity,
+    /// Emerges from the model: the only kind of row that is evidence, and the only kind that gets
+    /// a verdict.
+    Prediction,
+}
+
+impl Kind {
+    /// The word written in the `kind` column.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Input => "input",
+            Kind::Identity => "identity",
+            Kind::Prediction => "prediction",
+        }
+    }
+}
+
 /// One row of the reference-vs-measured table.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Row {
@@ -97,6 +127,8 @@ pub struct Row {
     pub setting: String,
     /// The metric, with its unit.
     pub metric: String,
+    /// Input, identity or prediction: only predictions get a verdict.
+    pub kind: Kind,
     /// The reference value (paper or ns-3), when there is one.
     pub reference: Option<f64>,
     /// Our value.
@@ -106,11 +138,12 @@ pub struct Row {
 }
 
 impl Row {
-    /// A row with a reference and a target.
-    pub fn new(setting: &str, metric: &str, reference: Option<f64>, measured: f64, target: Target) -> Row {
+    /// A row of the given kind, with a reference and a target.
+    pub fn new(kind: Kind, setting: &str, metric: &str, reference: Option<f64>, measured: f64, target: Target) -> Row {
         Row {
             setting: setting.to_string(),
             metric: metric.to_string(),
+            kind,
             reference,
             measured,
             target,
@@ -118,8 +151,12 @@ impl Row {
     }
 
     /// `Some(true)` when the target is met, `Some(false)` when not, `None` when there is no
-    /// verdict to give.
+    /// verdict to give: no target, no reference for a relative or absolute target, or a row that
+    /// is not a [`Kind::Prediction`] (inputs and identities agree by construction).
     pub fn verdict(&self) -> Option<bool> {
+        if self.kind != Kind::Prediction {
+            return None;
+        }
         let m = self.measured;
         match (self.target, self.reference) {
             (Target::None, _) => None,
@@ -224,9 +261,9 @@ impl Report {
         );
         let _ = writeln!(
             s,
-            "| setting | metric | reference | measured | difference | target | verdict |"
+            "| setting | metric | kind | reference | measured | difference | target | verdict |"
         );
-        let _ = writeln!(s, "|---|---|---|---|---|---|---|");
+        let _ = writeln!(s, "|---|---|---|---|---|---|---|---|");
         for r in &self.rows {
             let reference = r.reference.map(fmt_num).unwrap_or_else(|| "-".into());
             let diff = match r.reference {
@@ -242,15 +279,16 @@ impl Report {
                 Target::AtLeast(x) => format!(">= {}", fmt_num(x)),
             };
             let verdict = match r.verdict() {
-                Some(true) => "ok",
-                Some(false) => "**gap**",
+                Some(true) => "PASS",
+                Some(false) => "**FAIL**",
                 None => "-",
             };
             let _ = writeln!(
                 s,
-                "| {} | {} | {} | {} | {} | {} | {} |",
+                "| {} | {} | {} | {} | {} | {} | {} | {} |",
                 r.setting,
                 r.metric,
+                r.kind.as_str(),
                 reference,
                 fmt_num(r.measured),
                 diff,
@@ -275,18 +313,19 @@ impl Report {
 
     /// The rows as CSV.
     pub fn csv(&self) -> String {
-        let mut s = String::from("setting,metric,reference,measured,verdict\n");
+        let mut s = String::from("setting,metric,kind,reference,measured,verdict\n");
         for r in &self.rows {
             let _ = writeln!(
                 s,
-                "{},{},{},{},{}",
+                "{},{},{},{},{},{}",
                 csv_field(&r.setting),
                 csv_field(&r.metric),
+                r.kind.as_str(),
                 r.reference.map(|x| x.to_string()).unwrap_or_default(),
                 r.measured,
                 match r.verdict() {
-                    Some(true) => "ok",
-                    Some(false) => "gap",
+                    Some(true) => "PASS",
+                    Some(false) => "FAIL",
                     None => "",
                 }
             );
@@ -308,9 +347,19 @@ impl Report {
         Ok(())
     }
 
-    /// Rows whose target is not met.
-    pub fn gaps(&self) -> usize {
+    /// Predictions whose target is not met (FAIL rows).
+    pub fn fails(&self) -> usize {
         self.rows.iter().filter(|r| r.verdict() == Some(false)).count()
+    }
+
+    /// Predictions whose target is met (PASS rows).
+    pub fn passes(&self) -> usize {
+        self.rows.iter().filter(|r| r.verdict() == Some(true)).count()
+    }
+
+    /// How many rows are of `kind`.
+    pub fn count(&self, kind: Kind) -> usize {
+        self.rows.iter().filter(|r| r.kind == kind).count()
     }
 }
 
@@ -346,7 +395,8 @@ mod tests {
 
     #[test]
     fn verdicts() {
-        let r = |reference, measured, target| Row::new("s", "m", reference, measured, target).verdict();
+        let r =
+            |reference, measured, target| Row::new(Kind::Prediction, "s", "m", reference, measured, target).verdict();
         assert_eq!(r(Some(100.0), 104.0, Target::Relative(0.05)), Some(true));
         assert_eq!(r(Some(100.0), 94.0, Target::Relative(0.05)), Some(false));
         assert_eq!(r(Some(0.0), 0.0, Target::Relative(0.05)), Some(true));
@@ -358,25 +408,102 @@ mod tests {
     }
 
     #[test]
+    fn only_predictions_get_a_verdict() {
+        for (kind, met, missed) in [
+            (Kind::Input, None, None),
+            (Kind::Identity, None, None),
+            (Kind::Prediction, Some(true), Some(false)),
+        ] {
+            let row = |measured| Row::new(kind, "s", "m", Some(100.0), measured, Target::Relative(0.05));
+            assert_eq!(row(101.0).verdict(), met, "{kind:?}");
+            assert_eq!(row(200.0).verdict(), missed, "{kind:?}");
+        }
+    }
+
+    #[test]
     fn markdown_and_csv() {
         let rep = Report {
             title: "T".into(),
             reference: "ns-3".into(),
             rows: vec![
-                Row::new("bulk", "goodput (Mb/s)", Some(964.0), 956.4, Target::Relative(0.05)),
-                Row::new("a,b", "drops", None, 3.0, Target::None),
+                Row::new(
+                    Kind::Prediction,
+                    "bulk",
+                    "goodput (Mb/s)",
+                    Some(964.0),
+                    956.4,
+                    Target::Relative(0.05),
+                ),
+                Row::new(Kind::Prediction, "a,b", "drops", None, 3.0, Target::None),
+                Row::new(
+                    Kind::Prediction,
+                    "rtt",
+                    "p99 (us)",
+                    Some(10.0),
+                    20.0,
+                    Target::Relative(0.1),
+                ),
+                Row::new(
+                    Kind::Input,
+                    "cal",
+                    "rate (pps)",
+                    Some(10.0),
+                    20.0,
+                    Target::Relative(0.1),
+                ),
+                Row::new(
+                    Kind::Identity,
+                    "line",
+                    "rate (Mb/s)",
+                    Some(949.0),
+                    949.0,
+                    Target::Relative(0.01),
+                ),
             ],
             notes: vec!["n".into()],
             files: vec!["x.csv".into()],
         };
         let md = rep.markdown("e", true);
         assert!(
-            md.contains("| bulk | goodput (Mb/s) | 964 | 956.4 | -0.8% | within 5% | ok |"),
+            md.contains("| setting | metric | kind | reference | measured | difference | target | verdict |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| bulk | goodput (Mb/s) | prediction | 964 | 956.4 | -0.8% | within 5% | PASS |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| rtt | p99 (us) | prediction | 10 | 20 | +100.0% | within 10% | **FAIL** |"),
+            "{md}"
+        );
+        // A missed input is no FAIL: it has no verdict at all.
+        assert!(
+            md.contains("| cal | rate (pps) | input | 10 | 20 | +100.0% | within 10% | - |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| line | rate (Mb/s) | identity | 949 | 949 | +0.0% | within 1% | - |"),
             "{md}"
         );
         assert!(md.contains("(--quick)"));
-        assert!(rep.csv().contains("\"a,b\",drops,,3,\n"), "{}", rep.csv());
-        assert_eq!(rep.gaps(), 0);
+        assert!(!md.contains("ok |") && !md.contains("gap"), "{md}");
+        let csv = rep.csv();
+        assert!(
+            csv.starts_with("setting,metric,kind,reference,measured,verdict\n"),
+            "{csv}"
+        );
+        assert!(csv.contains("\"a,b\",drops,prediction,,3,\n"), "{csv}");
+        assert!(csv.contains("rtt,p99 (us),prediction,10,20,FAIL\n"), "{csv}");
+        assert!(csv.contains("cal,rate (pps),input,10,20,\n"), "{csv}");
+        assert_eq!((rep.passes(), rep.fails()), (1, 1));
+        assert_eq!(
+            (
+                rep.count(Kind::Input),
+                rep.count(Kind::Identity),
+                rep.count(Kind::Prediction)
+            ),
+            (1, 1, 3)
+        );
         assert_eq!(fmt_num(0.99812), "0.9981");
         assert_eq!(fmt_num(12345.678), "12346");
         assert_eq!(fmt_num(19.25), "19.25");

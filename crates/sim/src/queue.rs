@@ -110,6 +110,8 @@ struct ClassQueue {
     red_count: i64,
     /// RED: the last arrival found the average above min_th.
     red_old: bool,
+    /// RED: when the queue last ran (nearly) empty, until the next arrival.
+    red_idle_since: Option<Time>,
 }
 
 /// What RED decided for one arrival.
@@ -179,9 +181,23 @@ pub struct EgressQueues {
     watch_packets: Vec<u32>,
     /// Counters.
     pub stats: PortStats,
+    /// RED: packets the link sends per second at [`RED_MEAN_PACKET`] bytes (ns-3's `m_ptc`),
+    /// to age the average over an idle period; 0 when unknown.
+    red_ptc: f64,
 }
 
+/// Mean packet size RED assumes to age its average over an idle period (ns-3's `MeanPktSize`
+/// as the validation sets it).
+pub const RED_MEAN_PACKET: f64 = 1500.0;
+
 impl EgressQueues {
+    /// The same queues, told the rate of the link they feed (RED ages its average over idle
+    /// periods as if this link had sent packets of [`RED_MEAN_PACKET`] bytes).
+    pub fn with_link_rate(mut self, rate_bps: u64) -> EgressQueues {
+        self.red_ptc = rate_bps as f64 / (8.0 * RED_MEAN_PACKET);
+        self
+    }
+
     /// Empty queues with this configuration (`classes` is clamped to 1..=8).
     pub fn new(cfg: QueueConfig) -> EgressQueues {
         let n = usize::from(cfg.classes.clamp(1, 8));
@@ -193,6 +209,7 @@ impl EgressQueues {
             watch: Vec::new(),
             watch_packets: Vec::new(),
             stats: PortStats::default(),
+            red_ptc: 0.0,
         }
     }
 
@@ -294,7 +311,12 @@ impl EgressQueues {
             } => {
                 let cq = &mut self.classes[ci];
                 let cur = if packets { cq.q.len() as f64 } else { cq.bytes as f64 };
-                cq.red_avg = (1.0 - weight) * cq.red_avg + weight * cur;
+                // After an idle period the average decays as if `m` small packets had
+                // arrived to an empty queue meanwhile (Floyd & Jacobson §4; ns-3's `m_idle`).
+                let m = cq.red_idle_since.take().map_or(0.0, |t| {
+                    (crate::time::as_secs(now.saturating_sub(t)) * self.red_ptc).floor()
+                });
+                cq.red_avg = cq.red_avg * (1.0 - weight).powf(m + 1.0) + weight * cur;
                 let (avg, min, max) = (cq.red_avg, min_bytes as f64, max_bytes as f64);
                 cq.red_count += 1;
                 let mut verdict = RedVerdict::Pass;
@@ -366,6 +388,11 @@ impl EgressQueues {
     pub fn dequeue(&mut self, now: Time, buf: &mut SharedBuffer) -> Option<Queued> {
         let cq = self.classes.iter_mut().find(|c| !c.q.is_empty())?;
         let e = cq.q.pop_front()?;
+        if cq.q.len() <= 1 && matches!(self.cfg.marking, Marking::Red { .. }) {
+            // ns-3's queue disc empties when its last packet moves to the one-packet device
+            // queue: here, when at most one packet is left waiting.
+            cq.red_idle_since.get_or_insert(now);
+        }
         let size = u64::from(e.size);
         cq.bytes -= size;
         self.total_bytes -= size;

@@ -205,7 +205,7 @@ impl Sim {
             for tp in topo.ports(NodeId(i as u32)) {
                 let link = topo.link(tp.link).cfg;
                 node.ports.push(Port {
-                    queues: EgressQueues::new(qcfg),
+                    queues: EgressQueues::new(qcfg).with_link_rate(link.rate_bps),
                     peer: tp.peer,
                     peer_port: tp.peer_port,
                     link,

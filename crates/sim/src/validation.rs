@@ -10,7 +10,7 @@
 //! both sides. Tolerances are declared in `scenarios/validation/tolerances.toml` with a reason
 //! each, before any run.
 
-use crate::experiment::{Experiment, ExperimentCtx, ExperimentError, Report, Row, Target};
+use crate::experiment::{Experiment, ExperimentCtx, ExperimentError, Kind, Report, Row, Target};
 use crate::report::quantile;
 use crate::run;
 use crate::scenario::Scenario;
@@ -438,11 +438,19 @@ pub fn compare(
     let mut rows = Vec::new();
     for (k, &theirs_v) in &mt {
         let ours_v = mo.get(k).copied().unwrap_or(f64::NAN);
-        rows.push(Row::new(name, &label(k), Some(theirs_v), ours_v, target(k)));
+        rows.push(Row::new(
+            Kind::Prediction,
+            name,
+            &label(k),
+            Some(theirs_v),
+            ours_v,
+            target(k),
+        ));
     }
     let flow_target = target("flow_goodput");
     for ((id, o), (_, t)) in lo.iter().zip(&lt) {
         rows.push(Row::new(
+            Kind::Prediction,
             name,
             &format!("flow {id} goodput (Mb/s)"),
             Some(*t),
@@ -451,6 +459,7 @@ pub fn compare(
         ));
     }
     rows.push(Row::new(
+        Kind::Prediction,
         name,
         "speed-up over ns-3 (x, wall time)",
         None,

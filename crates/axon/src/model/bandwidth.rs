@@ -9,7 +9,7 @@ use super::common::{three_by_two, SWITCH_LATENCY_PS, TABLE_4_1_FLOWS};
 use super::sim::{run as simulate, App, Flow, NetParams, Outcome};
 use super::topology::NodeKind;
 use tandem_sim::experiment::{
-    par_map, threads, write, Experiment, ExperimentCtx, ExperimentError, Report, Row, Target,
+    par_map, threads, write, Experiment, ExperimentCtx, ExperimentError, Kind, Report, Row, Target,
 };
 use tandem_sim::plot;
 use tandem_sim::time::MS;
@@ -150,29 +150,41 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
         let thesis_line: f64 = THESIS.iter().map(|r| r[col]).sum();
         let thesis_ring: f64 = THESIS.iter().map(|r| r[col + 1]).sum();
         let (l, r) = (agg(NodeKind::Axon, tcp, false), agg(NodeKind::Axon, tcp, true));
+        // UDP is an identity: every flow sends as fast as its NIC, the round robin over input
+        // buffers halves a link direction between the two flows that share it in the line, and
+        // a flow has one to itself in the ring, so each gets line-rate goodput (952.8 Mb/s for
+        // 1,472 B of 1,538 on the wire) / 2 or / 1. TCP is a prediction.
+        let kind = if tcp { Kind::Prediction } else { Kind::Identity };
+        // The thesis gives single values (Table 4.1; "a 63% improvement in TCP's bandwidth")
+        // without a spread; we judge them within 10%, the tolerance the other experiments use for
+        // such values. (Was 15%, a bound just past the TCP ratio's measured +14.5%.)
         rows.push(Row::new(
+            kind,
             &format!("Axon line, {name}"),
             "aggregate (Mb/s)",
             Some(thesis_line),
             l,
-            Target::Relative(0.15),
+            Target::Relative(0.1),
         ));
         rows.push(Row::new(
+            kind,
             &format!("Axon ring, {name}"),
             "aggregate (Mb/s)",
             Some(thesis_ring),
             r,
-            Target::Relative(0.15),
+            Target::Relative(0.1),
         ));
         rows.push(Row::new(
+            kind,
             &format!("Axon ring / line, {name}"),
             "ratio",
             Some(thesis_ring / thesis_line),
             if l > 0.0 { r / l } else { 0.0 },
-            Target::Relative(0.15),
+            Target::Relative(0.1),
         ));
         let (sl, sr) = (agg(NodeKind::Switch, tcp, false), agg(NodeKind::Switch, tcp, true));
         rows.push(Row::new(
+            Kind::Prediction,
             &format!("STP switches line, {name}"),
             "aggregate (Mb/s)",
             Some(thesis_line),
@@ -180,6 +192,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             Target::None,
         ));
         rows.push(Row::new(
+            Kind::Prediction,
             &format!("STP switches ring, {name}"),
             "aggregate (Mb/s)",
             Some(thesis_line),
@@ -203,6 +216,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
                 })
                 .unwrap_or(0);
             rows.push(Row::new(
+                if *tcp { Kind::Prediction } else { Kind::Identity },
                 &format!(
                     "Axon {} {}, host {s} -> {d}",
                     if *ring { "ring" } else { "line" },

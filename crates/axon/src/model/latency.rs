@@ -9,7 +9,7 @@ use super::sim::{run as simulate, App, Flow, NetParams};
 use super::topology::NodeKind;
 use crate::timing::ForwardingMode;
 use tandem_sim::experiment::{
-    par_map, threads, write, Experiment, ExperimentCtx, ExperimentError, Report, Row, Target,
+    par_map, threads, write, Experiment, ExperimentCtx, ExperimentError, Kind, Report, Row, Target,
 };
 use tandem_sim::plot;
 use tandem_sim::time::MS;
@@ -137,29 +137,41 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
     for (s, name) in [(60usize, "64 B"), (1514, "1,514 B")] {
         let one = get(Forwarder::AxonCutThrough, s, 1);
         let five = get(Forwarder::AxonCutThrough, s, 5);
+        // Predictions: the model's Axon is Table 4.2's pipeline (768 ns at the first Axon, 520
+        // ns at each further one), and these rows ask whether that pipeline accounts for what the
+        // thesis measured with probe packets (Figure 4.4: "approximately 1 us" for one Axon,
+        // "4.5 us for 5 Axon hops"). The thesis gives single values read off its figure without
+        // a spread; we judge them within 10%, the tolerance the other experiments use for such
+        // values. (Was <= 1.5 us and within 50%, bounds past our 0.78 us and -36%.)
         rows.push(Row::new(
+            Kind::Prediction,
             &format!("Axon, 1 device, {name}"),
             "latency (us)",
             Some(1.0),
             one,
-            Target::AtMost(1.5),
+            Target::Relative(0.1),
         ));
         rows.push(Row::new(
+            Kind::Prediction,
             &format!("Axon, 5 devices, {name}"),
             "latency (us)",
             Some(4.5),
             five,
-            Target::Relative(0.5),
+            Target::Relative(0.1),
         ));
+        // The 5-device number over 5: its verdict is the row above's, not given twice.
         rows.push(Row::new(
+            Kind::Prediction,
             &format!("Axon, {name}"),
             "per-device latency over 5 (us)",
             Some(0.9),
             five / 5.0,
-            Target::AtMost(1.5),
+            Target::None,
         ));
     }
+    // Input: the switch's fixed delay (6.483 us) is calibrated so that this row is 7 us.
     rows.push(Row::new(
+        Kind::Input,
         "switch, 1 device, 64 B (calibrated)",
         "latency (us)",
         Some(7.0),
@@ -167,6 +179,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
         Target::Relative(0.05),
     ));
     rows.push(Row::new(
+        Kind::Prediction,
         "switch, 1 device, 1,514 B",
         "latency (us)",
         Some(28.0),
@@ -174,13 +187,16 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
         Target::Relative(0.25),
     ));
     rows.push(Row::new(
+        Kind::Prediction,
         "switch, 5 devices, 1,514 B",
         "latency (us)",
         Some(137.0),
         get(Forwarder::Switch, 1514, 5),
         Target::Relative(0.25),
     ));
+    // Identity: Table 4.2's pipeline plus one reception of the frame at each device.
     rows.push(Row::new(
+        Kind::Identity,
         "Axon store-and-forward, 5 devices, 1,514 B",
         "latency (us)",
         None,

@@ -10,7 +10,7 @@
 use super::layout::{host_ip, LineSpec};
 use super::net::FailureNotice;
 use crate::control::{DiscoveryConfig, Endpoint};
-use tandem_sim::experiment::{write, Experiment, ExperimentCtx, ExperimentError, Report, Row, Target};
+use tandem_sim::experiment::{write, Experiment, ExperimentCtx, ExperimentError, Kind, Report, Row, Target};
 use tandem_sim::plot;
 
 /// The experiment.
@@ -269,6 +269,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             Detection::ProbeTimeout(d) => (d.probe_timeout_ps + 3 * o.setup.period_ps) as f64 / 1e6,
         };
         rows.push(Row::new(
+            Kind::Prediction,
             &setting,
             "time until frames flow again (us)",
             None,
@@ -276,6 +277,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             Target::AtMost(bound_us),
         ));
         rows.push(Row::new(
+            Kind::Prediction,
             &setting,
             "frames lost",
             None,
@@ -283,6 +285,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             Target::AtMost((bound_us / (o.setup.period_ps / US) as f64).ceil() + 1.0),
         ));
         rows.push(Row::new(
+            Kind::Prediction,
             &setting,
             "frames lost once traffic flows again",
             Some(0.0),
@@ -290,6 +293,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             Target::Absolute(0.0),
         ));
         rows.push(Row::new(
+            Kind::Identity,
             &setting,
             &format!(
                 "frames sent [path before {}, after {}]",

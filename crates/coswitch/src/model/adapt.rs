@@ -9,7 +9,7 @@ use super::network::{flows_of, run as run_net, Approach, NetConfig, Outcome, Sam
 use super::workload::{Stream, TraceMix};
 use crate::types::{Time, SEC};
 use tandem_sim::experiment::{
-    par_map, threads, write, Experiment, ExperimentCtx, ExperimentError, Report, Row, Target,
+    par_map, threads, write, Experiment, ExperimentCtx, ExperimentError, Kind, Report, Row, Target,
 };
 use tandem_sim::plot;
 
@@ -172,6 +172,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
     };
     let p = "control periods";
     rep.rows.push(Row::new(
+        Kind::Prediction,
         "start (threshold 18)",
         &format!("settling ({p})"),
         None,
@@ -179,6 +180,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
         Target::AtMost(15.0),
     ));
     rep.rows.push(Row::new(
+        Kind::Prediction,
         "before the step",
         "threshold (packets)",
         None,
@@ -186,6 +188,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
         Target::None,
     ));
     rep.rows.push(Row::new(
+        Kind::Prediction,
         "after the step",
         &format!("settling ({p})"),
         None,
@@ -193,6 +196,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
         Target::AtMost(10.0),
     ));
     rep.rows.push(Row::new(
+        Kind::Prediction,
         "after the step",
         "threshold (packets)",
         None,
@@ -200,6 +204,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
         Target::None,
     ));
     rep.rows.push(Row::new(
+        Kind::Prediction,
         "15 s after the step to the end",
         "threshold changes (oscillation)",
         None,
@@ -207,6 +212,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
         Target::AtMost(2.0),
     ));
     rep.rows.push(Row::new(
+        Kind::Prediction,
         "last 10 s, closed loop",
         "server core (%)",
         None,
@@ -214,6 +220,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
         Target::AtMost(95.0),
     ));
     rep.rows.push(Row::new(
+        Kind::Prediction,
         "last 10 s, closed loop",
         "physical switch: CPU or TCAM fill, the larger (%)",
         None,
@@ -221,6 +228,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
         Target::AtMost(95.0),
     ));
     rep.rows.push(Row::new(
+        Kind::Prediction,
         "last 10 s, threshold frozen at 18",
         "server core (%)",
         None,
@@ -228,6 +236,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
         Target::None,
     ));
     rep.rows.push(Row::new(
+        Kind::Prediction,
         "last 10 s, threshold frozen at 18",
         "physical switch: CPU or TCAM fill, the larger (%)",
         None,
@@ -235,6 +244,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
         Target::None,
     ));
     rep.rows.push(Row::new(
+        Kind::Prediction,
         "after the step, threshold frozen at 18",
         "rules refused for a full TCAM",
         None,
@@ -242,6 +252,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
         Target::None,
     ));
     rep.rows.push(Row::new(
+        Kind::Prediction,
         "whole run",
         "threshold reversals",
         None,

@@ -16,7 +16,7 @@ use super::profile::{saturation_kpps, PAPER_SWITCH_CPU_KPPS, SATURATED};
 use super::sweep::{crossing, interpolate, point, Point};
 use crate::types::SEC;
 use tandem_sim::experiment::{
-    par_map, threads, write, Experiment, ExperimentCtx, ExperimentError, Report, Row, Target,
+    par_map, threads, write, Experiment, ExperimentCtx, ExperimentError, Kind, Report, Row, Target,
 };
 use tandem_sim::plot;
 
@@ -29,14 +29,18 @@ pub const PAPER_COSWITCH_ENTRIES: f64 = 200.0;
 /// The real trace's rate (paper footnote 3: about 10 kpps and 40 Mbps).
 pub const TRACE_PPS: f64 = 10_000.0;
 
-/// Loads of the sweep (kpps).
+/// Loads of the sweep (kpps): every 0.5 kpps from 2 to 12 kpps (the grid of
+/// `coswitch-profile`'s control-plane sweep, so that Fig. 10's saturation point is read off the
+/// same grid as Fig. 5's; a 2 kpps grid put it at 7.72 kpps by interpolating across the knee,
+/// where the model saturates near 6.9), then coarser up to 120 kpps for Fig. 8.
 pub fn loads(quick: bool) -> Vec<f64> {
     if quick {
         vec![5.0, 10.0, 90.0]
     } else {
-        vec![
-            2.0, 4.0, 6.0, 8.0, 10.0, 20.0, 40.0, 60.0, 70.0, 80.0, 90.0, 100.0, 120.0,
-        ]
+        (4..=24)
+            .map(|k| f64::from(k) * 0.5)
+            .chain([20.0, 40.0, 60.0, 70.0, 80.0, 90.0, 100.0, 120.0])
+            .collect()
     }
 }
 
@@ -248,7 +252,12 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
         pts.iter().map(|p| (p.pps / 1e3, f(p))).collect()
     };
     let sat_kpps = crossing(&curve(&vsw, &|p| p.outcome.server_cpu), SATURATED);
+    // Identity: the server's per-packet cost is calibrated to saturate at 80 kpps (Fig. 4); vswitch
+    // only adds our 20 us upcall per new flow (12.9 packets per flow), so it saturates where
+    // 0.95 / (12.5 + 20 / 12.9) us puts it, about 67 kpps = 34 MB/s at 500 B. The paper's
+    // 100 MB/s cannot be met by a model calibrated to its own 80 kpps (see the notes).
     rep.rows.push(Row::new(
+        Kind::Identity,
         "vswitch only (Fig. 8)",
         "load where the server core saturates (MB/s)",
         Some(PAPER_VSWITCH_MBYTES),
@@ -260,6 +269,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
         let cs = curve(&cos, &|p| p.outcome.server_cpu);
         let at = interpolate(&cs, k);
         rep.rows.push(Row::new(
+            Kind::Prediction,
             &format!("CoSwitch at {:.0} kpps (Fig. 8)", k),
             "server core utilization where vswitch only saturates (%)",
             Some(PAPER_COSWITCH_SERVER_CPU * 100.0),
@@ -271,6 +281,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
         (ctx.status)("what CoSwitch's server load is made of");
         for (label, row) in sensitivity(&compare_config(ctx.quick), k.round() * 1e3)? {
             rep.rows.push(Row::new(
+                Kind::Prediction,
                 &format!("CoSwitch at {:.0} kpps, {label}", k.round()),
                 "server core (%)",
                 None,
@@ -281,6 +292,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
     }
     let cos_sat = crossing(&curve(&cos, &|p| p.outcome.server_cpu), SATURATED);
     rep.rows.push(Row::new(
+        Kind::Prediction,
         "Fig. 8",
         "load the server carries before saturating: CoSwitch / vswitch only",
         None,
@@ -293,6 +305,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
     ));
     if let (Some(v), Some(co)) = (vsw.last(), cos.last()) {
         rep.rows.push(Row::new(
+            Kind::Prediction,
             &format!("{:.0} kpps", v.pps / 1e3),
             "packets dropped at the server: vswitch only",
             None,
@@ -300,6 +313,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             Target::None,
         ));
         rep.rows.push(Row::new(
+            Kind::Prediction,
             &format!("{:.0} kpps", v.pps / 1e3),
             "packets dropped at the server: CoSwitch",
             None,
@@ -309,13 +323,20 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
     }
     for (t, ph, co) in &c.timeouts {
         rep.rows.push(Row::new(
+            Kind::Prediction,
             &format!("{} kpps, {t} s idle timeout (Fig. 9)", TRACE_PPS / 1e3),
             "CoSwitch: peak physical-switch entries",
             Some(PAPER_COSWITCH_ENTRIES),
             co.outcome.tcam_max as f64,
-            Target::AtMost(PAPER_COSWITCH_ENTRIES * 1.5),
+            // The paper (§IV.C): "only not more than 200 elephant flow rules need to be cached".
+            // Was 1.5 x 200 = 300, a bound past our measured peaks.
+            Target::AtMost(PAPER_COSWITCH_ENTRIES),
         ));
+        // Identity: with a rule per flow and a TCAM that never refuses, the entries needed are
+        // the flows seen in the last idle timeout, a property of the input workload (whose mice
+        // spacing is calibrated to need 2,048 entries at 6 kpps and 3 s).
         rep.rows.push(Row::new(
+            Kind::Identity,
             &format!("{} kpps, {t} s idle timeout (Fig. 9)", TRACE_PPS / 1e3),
             "physical only: peak entries needed",
             None,
@@ -324,14 +345,19 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
         ));
     }
     rep.rows.push(Row::new(
+        Kind::Prediction,
         "physical only (Fig. 10)",
         "load where the switch CPU saturates (kpps)",
         Some(PAPER_SWITCH_CPU_KPPS),
         saturation_kpps(&phy, |p| p.outcome.switch_cpu).unwrap_or(f64::NAN),
-        Target::Relative(0.15),
+        // The paper: "overloaded when the input exceeds 7.7Kpps". The same quantity as
+        // coswitch-profile's 2K-TCAM row (the same switch, TCAM and load grid), judged the same
+        // way: within 10%. Was 15%.
+        Target::Relative(0.1),
     ));
     let worst = cos.iter().map(|p| p.outcome.switch_cpu).fold(0.0, f64::max);
     rep.rows.push(Row::new(
+        Kind::Prediction,
         "CoSwitch, every load (Fig. 10)",
         "highest switch CPU utilization (%)",
         None,
@@ -340,6 +366,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
     ));
     if let Some(p) = cos.iter().find(|p| p.pps >= PAPER_SWITCH_CPU_KPPS * 1e3) {
         rep.rows.push(Row::new(
+            Kind::Prediction,
             &format!("CoSwitch, {} kpps (Fig. 10)", p.pps / 1e3),
             "switch CPU utilization (%)",
             None,

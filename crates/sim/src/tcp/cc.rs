@@ -127,9 +127,11 @@ impl CongestionControl for NewReno {
             self.grow(ack.acked);
         }
     }
-    fn on_congestion_event(&mut self, _now: Time, flight: u64) {
-        // RFC 5681 eq. (4) / RFC 6582 step 2.
-        self.ssthresh = self.half(flight);
+    fn on_congestion_event(&mut self, _now: Time, _flight: u64) {
+        // Half the congestion window, as Linux (`tcp_reno_ssthresh`) and ns-3's TcpLinuxReno.
+        // RFC 5681 eq. (4) halves FlightSize instead, which after a long SACK recovery counts
+        // megabytes of SACKed data and lets a flow leave a timeout with a huge ssthresh.
+        self.ssthresh = self.half(self.cwnd);
         self.ca_acked = 0;
     }
     fn on_ecn_echo(&mut self, _now: Time, _flight: u64) {
@@ -138,9 +140,10 @@ impl CongestionControl for NewReno {
         self.cwnd = self.ssthresh;
         self.ca_acked = 0;
     }
-    fn on_rto(&mut self, _now: Time, flight: u64, first: bool) {
+    fn on_rto(&mut self, _now: Time, _flight: u64, first: bool) {
         if first {
-            self.ssthresh = self.half(flight);
+            // As on_congestion_event: half the window, not half the flight.
+            self.ssthresh = self.half(self.cwnd);
         }
         self.cwnd = self.mss;
         self.ca_acked = 0;
@@ -174,6 +177,14 @@ impl Dctcp {
             acked_bytes: 0,
             ecn_bytes: 0,
         }
+    }
+}
+
+impl Dctcp {
+    /// cwnd x (1 - alpha/2), at least 2 segments as Linux's `dctcp_ssthresh`.
+    fn cut(&self) -> u64 {
+        let cut = (self.reno.cwnd as f64 * (1.0 - self.alpha / 2.0)) as u64;
+        cut.max(2 * self.reno.mss)
     }
 }
 
@@ -213,20 +224,24 @@ impl CongestionControl for Dctcp {
         }
         self.reno.on_ack(now, ack);
     }
-    fn on_congestion_event(&mut self, now: Time, flight: u64) {
-        // RFC 8257 §3.5: loss is handled as by conventional TCP.
-        self.reno.on_congestion_event(now, flight);
+    fn on_congestion_event(&mut self, _now: Time, _flight: u64) {
+        // Linux (`dctcp_ssthresh`) and ns-3 (TcpDctcp::GetSsThresh) cut by alpha/2 on loss
+        // too, although RFC 8257 §3.5 would halve.
+        self.reno.ssthresh = self.cut();
+        self.reno.ca_acked = 0;
     }
     fn on_ecn_echo(&mut self, _now: Time, _flight: u64) {
-        // RFC 8257 §3.3 step 9; at least 2 segments as Linux's dctcp_ssthresh.
-        let cwnd = self.reno.cwnd as f64;
-        let cut = (cwnd * (1.0 - self.alpha / 2.0)) as u64;
-        self.reno.ssthresh = cut.max(2 * self.reno.mss);
+        // RFC 8257 §3.3 step 9.
+        self.reno.ssthresh = self.cut();
         self.reno.cwnd = self.reno.ssthresh;
         self.reno.ca_acked = 0;
     }
-    fn on_rto(&mut self, now: Time, flight: u64, first: bool) {
-        self.reno.on_rto(now, flight, first);
+    fn on_rto(&mut self, _now: Time, _flight: u64, first: bool) {
+        if first {
+            self.reno.ssthresh = self.cut();
+        }
+        self.reno.cwnd = self.reno.mss;
+        self.reno.ca_acked = 0;
     }
     fn alpha(&self) -> Option<f64> {
         Some(self.alpha)
@@ -276,12 +291,15 @@ mod tests {
 
     #[test]
     fn loss_and_rto_responses() {
-        let mut cc = NewReno::new(1000, 10_000);
-        cc.on_congestion_event(0, 30_000);
+        // ssthresh is half the window (as Linux and ns-3's TcpLinuxReno), whatever the flight.
+        let mut cc = NewReno::new(1000, 30_000);
+        cc.on_congestion_event(0, 90_000);
         assert_eq!(cc.ssthresh(), 15_000);
+        cc.set_cwnd(1_000);
         cc.on_congestion_event(0, 1_000);
         assert_eq!(cc.ssthresh(), 2_000);
-        cc.on_rto(0, 40_000, true);
+        cc.set_cwnd(40_000);
+        cc.on_rto(0, 400_000, true);
         assert_eq!((cc.cwnd(), cc.ssthresh()), (1_000, 20_000));
         cc.on_rto(0, 2_000, false);
         assert_eq!((cc.cwnd(), cc.ssthresh()), (1_000, 20_000));

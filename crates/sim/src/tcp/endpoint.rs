@@ -81,6 +81,9 @@ pub struct TcpEndpoint {
     /// Bytes the application has written.
     app_total: u64,
     fin_queued: bool,
+    /// The FIN first went out on the segment that carried the last data byte: a SACK of that
+    /// byte shows the FIN arrived too (a FIN itself is never SACKed).
+    fin_with_data: bool,
     snd_wnd: u64,
     max_snd_wnd: u64,
     snd_wl1: u64,
@@ -186,6 +189,7 @@ impl TcpEndpoint {
             snd_max: 1,
             app_total: 0,
             fin_queued: false,
+            fin_with_data: false,
             snd_wnd: 0,
             max_snd_wnd: 0,
             snd_wl1: 0,
@@ -617,6 +621,9 @@ impl TcpEndpoint {
         self.snd_nxt = self.snd_nxt.max(1);
         self.snd_max = self.snd_max.max(1);
         self.recover = 1;
+        // The first data segment after the handshake is acknowledged at once (ns-3 sets its
+        // delayed-ACK count to the maximum on establishing; Linux starts in quick-ACK mode).
+        self.delack_bytes = 2 * self.mss;
         self.stats.established_at = Some(now);
         out.events.push(TcpEvent::Connected);
     }
@@ -686,7 +693,10 @@ impl TcpEndpoint {
         if self.sack_ok {
             for &(l, r) in pkt.sack_blocks() {
                 let l = unwrap_seq(self.snd_una, self.iss, l).max(ack);
-                let r = unwrap_seq(self.snd_una, self.iss, r).min(self.snd_max);
+                let mut r = unwrap_seq(self.snd_una, self.iss, r).min(self.snd_max);
+                if self.fin_with_data && r == self.data_end() && self.snd_max == r + 1 {
+                    r += 1;
+                }
                 if l < r {
                     newly_sacked += self.sack_insert(l, r);
                 }
@@ -761,6 +771,12 @@ impl TcpEndpoint {
                     self.rxt_sent.clear();
                     self.rxt_lost.clear();
                 } else {
+                    if acked > 0 {
+                        // RFC 6582's rule, which ns-3 applies to SACK recovery as well: only
+                        // the first partial ACK restarts the retransmission timer.
+                        restart_timer = !self.first_partial_seen;
+                        self.first_partial_seen = true;
+                    }
                     if self.cfg.lost_retransmit_detection {
                         self.detect_lost_rxt();
                     }
@@ -781,7 +797,12 @@ impl TcpEndpoint {
             acked,
             ece,
             dupack: is_dup,
-            in_recovery: was_recovery || self.recovery != Recovery::None || reduce,
+            // An ACK with new SACK information means disorder: cwnd does not grow on it even
+            // when it also advances SND.UNA (ns-3's DISORDER state; Linux grows only in Open).
+            in_recovery: was_recovery
+                || self.recovery != Recovery::None
+                || reduce
+                || (self.sack_ok && newly_sacked > 0),
             snd_una: self.snd_una,
             snd_max: self.snd_max,
         };
@@ -825,6 +846,7 @@ impl TcpEndpoint {
         if self.sack_ok {
             // RFC 6675 §5 steps 4.1-4.4.
             self.recovery = Recovery::Sack;
+            self.first_partial_seen = false;
             self.cc.set_cwnd(ssthresh);
             self.high_rxt = self.snd_una;
             self.sacked_below_rxt = 0;
@@ -871,15 +893,21 @@ impl TcpEndpoint {
         let flight = self.snd_max - self.snd_una;
         self.cc.on_rto(now, flight, first);
         // RFC 6582 §3.2 step 1 / RFC 6675 §5.1: remember the recovery point, end any
-        // recovery, forget SACK information, go back N.
+        // recovery, go back N. SACK information is kept (RFC 6675 erratum 1610; ns-3 and
+        // Linux keep it too, our receivers never renege), so going back N skips what the
+        // receiver already holds: forgetting it resent whole windows of data that had
+        // arrived, which kept the queue full and starved the flow (the collapse of issue 16).
         self.recovery = Recovery::None;
         self.dupacks = 0;
         self.recover = self.snd_max;
-        self.scoreboard.clear();
         self.high_rxt = self.snd_una;
         self.sacked_below_rxt = 0;
-        self.lost_boundary = self.snd_una;
-        self.sacked_above_lb = 0;
+        if self.sack_ok {
+            self.update_lost_boundary();
+        } else {
+            self.lost_boundary = self.snd_una;
+            self.sacked_above_lb = 0;
+        }
         self.rxt_sent.clear();
         self.rxt_lost.clear();
         if self.ecn_ok {
@@ -1097,8 +1125,10 @@ impl TcpEndpoint {
                 }
             }
         }
-        // Rule 4: one rescue retransmission of the highest unSACKed data per recovery.
-        if self.rescue_rxt.is_none_or(|r| self.snd_una > r) {
+        // Rule 4: one rescue retransmission of the highest unSACKed data per recovery. Like
+        // the detection of lost retransmissions, it repairs a tail loss before the RTO; ns-3
+        // 3.37 has neither, so both go with `lost_retransmit_detection`.
+        if self.cfg.lost_retransmit_detection && self.rescue_rxt.is_none_or(|r| self.snd_una > r) {
             let hi = match self.scoreboard.last() {
                 Some((a, b)) if b >= self.snd_max => a,
                 _ => self.snd_max,
@@ -1189,7 +1219,10 @@ impl TcpEndpoint {
                 break;
             }
             let data = e.min(self.data_end()).saturating_sub(s);
-            if data > 0 {
+            // A bare FIN going out again (after a timeout) waits for the window like data: it
+            // must not slip out beside the one segment a timeout allows.
+            let bare_fin_again = data == 0 && s < self.snd_max;
+            if data > 0 || bare_fin_again {
                 // Bytes in flight as RFC 6675's pipe counts them: SACKed bytes have left the
                 // network. (After a timeout, go-back-N skips SACKed ranges; counting them as
                 // in flight would hold back the retransmissions cwnd allows, as neither ns-3
@@ -1209,6 +1242,9 @@ impl TcpEndpoint {
                 }
                 let room_c = cwnd.saturating_sub(flight);
                 let room_r = (self.snd_una + self.snd_wnd).saturating_sub(s);
+                if bare_fin_again && room_c == 0 {
+                    break;
+                }
                 if data > room_c.min(room_r) {
                     // Sender-side silly window avoidance (RFC 9293 §3.8.6.2.1): send less than
                     // a full segment only into at least half the peer's largest window, or
@@ -1258,6 +1294,9 @@ impl TcpEndpoint {
         let payload = e.min(de).saturating_sub(s);
         let fin = e > de && self.fin_queued;
         let retx = s < self.snd_max;
+        if fin && payload > 0 && e > self.snd_max {
+            self.fin_with_data = true;
+        }
         let mut flags = Flags::ACK;
         if fin {
             flags |= Flags::FIN;

@@ -34,12 +34,6 @@ impl IntervalSet {
         self.bytes
     }
 
-    /// Removes everything.
-    pub(crate) fn clear(&mut self) {
-        self.map.clear();
-        self.bytes = 0;
-    }
-
     /// The lowest range.
     pub(crate) fn first(&self) -> Option<(u64, u64)> {
         self.map.first_key_value().map(|(&a, &b)| (a, b))

@@ -19,7 +19,9 @@
 //!   with an interval-set scoreboard whose per-ACK cost is O(SACK blocks x log n), plus
 //!   detection of lost retransmissions (below);
 //! * RTO (RFC 6298) with timestamps (RFC 7323) or Karn's algorithm, exponential backoff,
-//!   go-back-N after a timeout;
+//!   go-back-N after a timeout that skips SACKed data (the scoreboard is kept across the
+//!   timeout, RFC 6675 erratum 1610, as ns-3 and Linux do) and counts only unSACKed bytes
+//!   as in flight;
 //! * cumulative and delayed ACKs (RFC 5681 §4.2), immediate ACKs for out-of-order and
 //!   gap-filling data, a receive window of `rcv_buf` less the out-of-order bytes held, and
 //!   zero-window probing;
@@ -41,7 +43,14 @@
 //! * a retransmission is itself taken as lost, and sent again within the same recovery, once
 //!   more than (DupThresh - 1) * SMSS bytes first sent after it are SACKed (Linux's
 //!   `tcp_mark_lost_retrans`; RFC 6675 and ns-3 leave that to the RTO). A lost retransmission
-//!   with nothing SACKed after it, or without SACK, is still repaired by the RTO;
+//!   with nothing SACKed after it, or without SACK, is still repaired by the RTO. With
+//!   `lost_retransmit_detection` off (ns-3 3.37's behaviour, used by every ns-3 comparison)
+//!   neither this nor RFC 6675's rescue retransmission (NextSeg rule 4) is done;
+//! * ssthresh is half the congestion window on a loss or timeout (as Linux and ns-3's
+//!   TcpLinuxReno; DCTCP: cwnd x (1 - alpha/2), as Linux and ns-3), not half the flight;
+//!   an ACK that carries new SACK information does not grow cwnd; the first data segment
+//!   after the handshake is acknowledged at once; during SACK recovery only the first
+//!   partial ACK restarts the retransmission timer (as ns-3);
 //! * windows are exact byte counts (the window-scale shift is advertised but not applied);
 //! * `Closed` is reported on entering TIME-WAIT (or when LAST-ACK is acknowledged); there is no
 //!   2 MSL timer, and an endpoint kept around keeps acknowledging retransmitted FINs;

@@ -17,7 +17,7 @@ use super::flashcrowd::{self, Setup as FcSetup};
 use super::TcpuModel;
 use crate::config::TcpuConfig;
 use tandem_sim::config::{Marking, TcpConfig};
-use tandem_sim::experiment::{Experiment, ExperimentCtx, ExperimentError, Report, Row, Target};
+use tandem_sim::experiment::{Experiment, ExperimentCtx, ExperimentError, Kind, Report, Row, Target};
 use tandem_sim::packet::FlowId;
 use tandem_sim::plot;
 use tandem_sim::sim::{Sim, SimOptions};
@@ -67,8 +67,8 @@ impl Setup {
     }
 }
 
-/// TCP as the paper's Windows testbed (the flash-crowd experiment's TCP: minimum RTO 300 ms,
-/// initial RTO 3 s, delayed ACK, SACK, NewReno, initial window 2).
+/// The flash-crowd experiment's Windows-like TCP (minimum RTO 300 ms, initial RTO 3 s, delayed
+/// ACK, SACK, NewReno, initial window 2); the paper does not say what its servers ran.
 pub fn tcp_config() -> TcpConfig {
     flashcrowd::tcp_config(FcSetup::Tcp)
 }
@@ -273,6 +273,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
     )?;
     for o in &results {
         rep.rows.push(Row::new(
+            Kind::Prediction,
             &format!("{} n={}", o.setup.name(), o.attackers),
             "TCP throughput (Mb/s)",
             None,
@@ -288,6 +289,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
     if let (Some(b), Some(t)) = (base(Setup::NoDefense), at_big(Setup::NoDefense)) {
         let setting = format!("{} n={big}", Setup::NoDefense.name());
         rep.rows.push(Row::new(
+            Kind::Prediction,
             &setting,
             "TCP throughput (Mb/s)",
             r(40.0),
@@ -295,6 +297,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             Target::None,
         ));
         rep.rows.push(Row::new(
+            Kind::Prediction,
             &setting,
             "TCP throughput / no attack",
             None,
@@ -305,6 +308,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
     if let (Some(b), Some(t)) = (base(Setup::Defense), at_big(Setup::Defense)) {
         let setting = format!("{} n={big}", Setup::Defense.name());
         rep.rows.push(Row::new(
+            Kind::Prediction,
             &setting,
             "TCP throughput loss vs no attack (Mb/s)",
             r(70.0),
@@ -312,6 +316,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             Target::None,
         ));
         rep.rows.push(Row::new(
+            Kind::Prediction,
             &setting,
             "TCP throughput / no attack",
             None,
@@ -320,6 +325,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
         ));
         if let Some(nd) = at_big(Setup::NoDefense) {
             rep.rows.push(Row::new(
+                Kind::Prediction,
                 &format!("n={big}"),
                 "TCP throughput, with defense - without (Mb/s)",
                 None,
@@ -330,6 +336,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
     }
     if let Some(o) = results.iter().find(|o| o.setup == Setup::Defense && o.attackers == big) {
         rep.rows.push(Row::new(
+            Kind::Prediction,
             &format!("{} n={big}", Setup::Defense.name()),
             "attack traffic delivered (Mb/s)",
             r(f64::from(MAX_ATTACKERS) * 5.12),
@@ -337,6 +344,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             Target::None,
         ));
         rep.rows.push(Row::new(
+            Kind::Prediction,
             &format!("{} n={big}", Setup::Defense.name()),
             "sources classified as attackers",
             Some(f64::from(big)),
@@ -361,8 +369,8 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
          paper's defaults (deep buffer, long-flow pinning, attack detector: 1 ms bins, 3 s windows, \
          BW_attack 200 Mb/s)."
             .into(),
-        "TCP as the flash-crowd experiment (the paper's Windows testbed): minimum RTO 300 ms, delayed ACK, \
-         SACK, NewReno, initial window 2, 6 MB receive buffer."
+        "TCP as the flash-crowd experiment (Windows-like, ours: the paper does not name its servers' \
+         OS): minimum RTO 300 ms, delayed ACK, SACK, NewReno, initial window 2, 6 MB receive buffer."
             .into(),
         "Throughput is the TCP flow's goodput averaged over the whole run. Figure 6's values are only \
          given as a plot and two sentences (40 Mb/s at 14 attackers without the deep buffer; about 70 Mb/s \

@@ -11,7 +11,7 @@ use super::common::{self, write};
 use super::{TcpuModel, SIM_CLASSES};
 use crate::config::TcpuConfig;
 use tandem_sim::config::{CcAlgo, DelayedAck, Marking, SwitchConfig, TcpConfig};
-use tandem_sim::experiment::{Experiment, ExperimentCtx, ExperimentError, Report, Row, Target};
+use tandem_sim::experiment::{Experiment, ExperimentCtx, ExperimentError, Kind, Report, Row, Target};
 use tandem_sim::packet::{FlowId, NodeId};
 use tandem_sim::plot;
 use tandem_sim::report::quantile;
@@ -67,7 +67,8 @@ impl Setup {
     }
 }
 
-/// The TCP the paper's Windows testbed implies (see the module notes in the report).
+/// A Windows-like TCP (ours: the paper cites Windows's 300 ms minimum RTO in §3.2.3 and 3 s
+/// SYN-ACK timeouts in Table 1, but never names its servers' OS; see the report's notes).
 pub fn tcp_config(setup: Setup) -> TcpConfig {
     TcpConfig {
         mss: 1460,
@@ -313,6 +314,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
     )?;
     for (s, o) in &results {
         rep.rows.push(Row::new(
+            Kind::Prediction,
             &format!("{} NR={}", s.name(), o.nr),
             "p99 RFT (s)",
             None,
@@ -343,6 +345,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
         let setting = format!("{} NR={big}", s.name());
         let db = s == Setup::TcpDeepBuffer;
         rep.rows.push(Row::new(
+            Kind::Prediction,
             &setting,
             "SYN-ACK timeouts",
             r(syn),
@@ -350,6 +353,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             if db { Target::AtMost(0.0) } else { Target::None },
         ));
         rep.rows.push(Row::new(
+            Kind::Prediction,
             &setting,
             "data timeouts",
             r(data),
@@ -357,15 +361,23 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             if db { Target::AtMost(0.0) } else { Target::None },
         ));
         rep.rows.push(Row::new(
+            Kind::Prediction,
             &setting,
             "packet drops",
             r(drops),
             o.drops as f64,
             if db { Target::AtMost(0.0) } else { Target::AtLeast(1.0) },
         ));
-        rep.rows
-            .push(Row::new(&setting, "mean RFT (s)", r(rft), o.mean_rft(), Target::None));
         rep.rows.push(Row::new(
+            Kind::Prediction,
+            &setting,
+            "mean RFT (s)",
+            r(rft),
+            o.mean_rft(),
+            Target::None,
+        ));
+        rep.rows.push(Row::new(
+            Kind::Prediction,
             &setting,
             "responses not finished",
             Some(0.0),
@@ -374,6 +386,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
         ));
         if db {
             rep.rows.push(Row::new(
+                Kind::Prediction,
                 &setting,
                 "peak DRAM used (MB)",
                 r(16.0),
@@ -384,6 +397,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
     }
     if let (Some(db), Some(tcp)) = (at(Setup::TcpDeepBuffer), at(Setup::Tcp)) {
         rep.rows.push(Row::new(
+            Kind::Prediction,
             &format!("NR={big}"),
             "mean RFT, deep buffer / TCP w/o",
             if paper_nr { Some(0.65 / 0.82) } else { None },
@@ -391,6 +405,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             Target::None,
         ));
         rep.rows.push(Row::new(
+            Kind::Prediction,
             &format!("NR={big}"),
             "p99 RFT, deep buffer / TCP w/o",
             None,
@@ -422,10 +437,10 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
              full frames (K) for all setups (only DCTCP sends ECT); the deep-buffer switch has {SIM_CLASSES} \
              strict-priority classes: CPU return traffic first."
         ),
-        "TCP as the paper's Windows testbed implies: initial RTO (SYN/SYN-ACK timeout) 3 s (paper: SYN-ACK \
-         timeouts of 3 s), minimum RTO 300 ms (paper §3.2.3: Windows), delayed ACK every 2nd segment / 200 ms \
-         (Windows default), MSS 1460 without timestamps, SACK, initial window 2 segments (assumed, pre-RFC \
-         6928 stacks), NewReno; DCTCP with g = 1/16 and ECN. 6 SYN retries."
+        "TCP, Windows-like (ours: the paper never names its servers' OS): initial RTO (SYN/SYN-ACK timeout) \
+         3 s (paper: SYN-ACK timeouts of 3 s), minimum RTO 300 ms (paper §3.2.3 names 300 ms as Windows's), \
+         delayed ACK every 2nd segment / 200 ms (Windows default), MSS 1460 without timestamps, SACK, \
+         initial window 2 segments (assumed, pre-RFC 6928 stacks), NewReno; DCTCP with g = 1/16 and ECN. 6 SYN retries."
             .into(),
         "TCPU: the paper's defaults (k = 1,792, table channel 14,144/9,524/86,956 ops/s, Q_redirect 80, \
          4 x 1 Gb/s internal links, 1 us per packet on one core, 1 GiB DRAM); long-flow pinning off \

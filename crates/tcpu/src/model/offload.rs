@@ -35,7 +35,7 @@ use crate::core::{Action, Event, Tcpu};
 use crate::types::{FlowId, PacketRef, RuleMatch, Time, MS, SEC};
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, BinaryHeap};
-use tandem_sim::experiment::{Experiment, ExperimentCtx, ExperimentError, Report, Row, Target};
+use tandem_sim::experiment::{Experiment, ExperimentCtx, ExperimentError, Kind, Report, Row, Target};
 use tandem_sim::plot;
 use tandem_sim::workload::FlowSizeCdf;
 
@@ -465,7 +465,10 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             }
         };
         let c = f64::from(o.compress);
+        // Input: the arrival rate is set from the paper's 103,200 flows in 10 minutes and the
+        // flow-size CDF is scaled to its 33.6 GB, so these two agree by construction.
         rep.rows.push(Row::new(
+            Kind::Input,
             &setting,
             "flows",
             r(PAPER_FLOWS as f64, PAPER_FLOWS as f64 * c),
@@ -473,13 +476,19 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             Target::None,
         ));
         rep.rows.push(Row::new(
+            Kind::Input,
             &setting,
             "data (GB)",
             r(33.6, 336.0),
             o.bytes as f64 / 1e9,
             Target::None,
         ));
+        // Identity: the table holds the flows of the last 60 s, i.e. the input arrival rate
+        // times 60 s (10,320 and 103,200 on average), plus ASIC entries the core forgets only
+        // when they are replaced (up to k = 1,792). A workload statistic, not the design's
+        // doing; the 15% target it had was set just past the measured +14.9%, so it is gone.
         rep.rows.push(Row::new(
+            Kind::Identity,
             &setting,
             "max active flows (60 s timeout)",
             if full && base {
@@ -490,9 +499,10 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
                 None
             },
             o.max_active as f64,
-            if full { Target::Relative(0.15) } else { Target::None },
+            Target::None,
         ));
         rep.rows.push(Row::new(
+            Kind::Prediction,
             &setting,
             "max flows sending at once",
             None,
@@ -500,6 +510,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             Target::None,
         ));
         rep.rows.push(Row::new(
+            Kind::Prediction,
             &setting,
             "TFOR (%)",
             if full {
@@ -508,9 +519,12 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
                 None
             },
             o.tfor() * 100.0,
-            Target::AtLeast(85.0),
+            // The paper's claim (abstract and §1): "over 90% traffic offloading ratio", which
+            // its testbed met at both rates (96.1% and 90.5%). Was >= 85%, set below our 86.2%.
+            Target::AtLeast(90.0),
         ));
         rep.rows.push(Row::new(
+            Kind::Prediction,
             &setting,
             "swaps per second",
             if full && !base { Some(1_743.0) } else { None },
@@ -518,6 +532,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             Target::None,
         ));
         rep.rows.push(Row::new(
+            Kind::Prediction,
             &setting,
             "table operations refused",
             Some(0.0),

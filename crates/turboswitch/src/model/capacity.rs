@@ -14,7 +14,7 @@ use crate::config::Mode;
 use crate::nf;
 use crate::types::{Time, US};
 use tandem_sim::experiment::{
-    par_map, threads, write, Experiment, ExperimentCtx, ExperimentError, Report, Row, Target,
+    par_map, threads, write, Experiment, ExperimentCtx, ExperimentError, Kind, Report, Row, Target,
 };
 use tandem_sim::plot;
 
@@ -108,6 +108,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             0.0
         };
         rows.push(Row::new(
+            Kind::Prediction,
             &format!("L = {} us, buffer {} MB", l / US, *b as f64 / 1e6),
             &format!(
                 "max lossless payload (Gb/s){} [buffer/L = {:.0}, buffer/parking = {:.0}]",

@@ -49,6 +49,25 @@ pub fn correlation(pts: &[(f64, f64)]) -> f64 {
     r2.sqrt() * slope.signum()
 }
 
+/// Of the pairs of points with different x, the share in which y is strictly lower at the
+/// larger x: 1 for a strictly falling relation, 0 for a rising one (NaN with no such pair).
+pub fn falling_pairs(pts: &[(f64, f64)]) -> f64 {
+    let (mut pairs, mut falling) = (0u32, 0u32);
+    for (i, a) in pts.iter().enumerate() {
+        for b in &pts[i + 1..] {
+            if a.0 == b.0 {
+                continue;
+            }
+            pairs += 1;
+            let (lo, hi) = if a.0 < b.0 { (a, b) } else { (b, a) };
+            if hi.1 < lo.1 {
+                falling += 1;
+            }
+        }
+    }
+    f64::from(falling) / f64::from(pairs)
+}
+
 /// Up to `n` evenly spaced quantiles of `v` (sorted here), for light CDF plots.
 pub fn thin(v: &[f64], n: usize) -> Vec<f64> {
     let mut s = v.to_vec();
@@ -68,6 +87,9 @@ mod tests {
         let (a, b, r2) = linear_fit(&[(1.0, 3.0), (2.0, 5.0), (3.0, 7.0)]);
         assert!((a - 2.0).abs() < 1e-9 && (b - 1.0).abs() < 1e-9 && (r2 - 1.0).abs() < 1e-9);
         assert!((correlation(&[(1.0, 3.0), (2.0, 1.0), (3.0, -1.0)]) + 1.0).abs() < 1e-9);
+        assert_eq!(falling_pairs(&[(1.0, 5.0), (3.0, 1.0), (2.0, 2.0), (3.0, 1.5)]), 1.0);
+        assert_eq!(falling_pairs(&[(1.0, 5.0), (2.0, 2.0), (3.0, 3.0)]), 2.0 / 3.0);
+        assert!(falling_pairs(&[(1.0, 5.0), (1.0, 2.0)]).is_nan());
         assert_eq!(thin(&[3.0, 1.0, 2.0], 10), vec![1.0, 2.0, 3.0]);
         assert_eq!(thin(&[5.0, 1.0, 2.0, 4.0, 3.0], 3), vec![1.0, 3.0, 5.0]);
     }

@@ -19,7 +19,7 @@ use crate::config::{Mode, SwitchConfig};
 use crate::nf;
 use crate::types::{Time, MS, US};
 use tandem_sim::experiment::{
-    par_map, threads, write, Experiment, ExperimentCtx, ExperimentError, Report, Row, Target,
+    par_map, threads, write, Experiment, ExperimentCtx, ExperimentError, Kind, Report, Row, Target,
 };
 use tandem_sim::plot;
 
@@ -141,6 +141,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
     let full = !q;
     let mut rows = vec![
         Row::new(
+            Kind::Prediction,
             "10-100 Gb/s",
             "queue size vs input throughput: linear fit R^2",
             None,
@@ -148,13 +149,18 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             Target::AtLeast(0.9),
         ),
         Row::new(
+            Kind::Prediction,
             "10-100 Gb/s",
             "queue size slope (KB per Gb/s)",
             None,
             q_slope,
             Target::None,
         ),
+        // Identities: a FIFO served at C makes a payload wait queue / C per pass, and a parking
+        // port that is busy whenever payloads are parked makes C / R_payload passes per payload
+        // (1.09 at 100 Gb/s, the slides' "~1 recirculation per packet").
         Row::new(
+            Kind::Identity,
             "10-100 Gb/s",
             "payload queueing time per pass vs queue size: R^2",
             None,
@@ -162,6 +168,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             Target::AtLeast(0.99),
         ),
         Row::new(
+            Kind::Identity,
             "10-100 Gb/s",
             "queueing time slope (us per KB; 1/port rate = 0.08)",
             Some(0.08),
@@ -169,6 +176,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             Target::Relative(0.05),
         ),
         Row::new(
+            Kind::Identity,
             "100 Gb/s",
             "recirculations per packet (steady state)",
             Some(1.0),
@@ -176,13 +184,16 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             Target::Relative(0.15),
         ),
         Row::new(
+            Kind::Identity,
             "100 Gb/s",
             "recirculations per packet, C / payload rate (expected)",
             None,
             100.0 / (last.window_gbps * (1.0 - 64.0 / 782.0)),
             Target::None,
         ),
+        // Input: the forwarder's base is moved so that a header sees the slides' 25 us.
         Row::new(
+            Kind::Input,
             "100 Gb/s",
             "NF latency (us)",
             Some(25.0),
@@ -190,6 +201,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             Target::Relative(0.05),
         ),
         Row::new(
+            Kind::Prediction,
             "100 Gb/s",
             "payload parking time (us)",
             if full { Some(25.0) } else { None },
@@ -197,6 +209,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             Target::Relative(0.2),
         ),
         Row::new(
+            Kind::Prediction,
             "100 Gb/s, from empty",
             "recirculations per packet, first 20 us of merges",
             None,
@@ -204,6 +217,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             Target::None,
         ),
         Row::new(
+            Kind::Prediction,
             "100 Gb/s, from empty",
             "queue size, 2nd half: coefficient of variation of 5 us means",
             None,
@@ -211,6 +225,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             Target::None,
         ),
         Row::new(
+            Kind::Prediction,
             "100 Gb/s, NF base 80% floor + exponential",
             &format!(
                 "payload parking / NF latency [NF {:.2} us, parking {:.2} us, {:.3} passes]",
@@ -221,6 +236,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             Target::None,
         ),
         Row::new(
+            Kind::Prediction,
             "all",
             "packets lost",
             Some(0.0),
@@ -230,6 +246,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
     ];
     for (g, r) in loads.iter().zip(&res) {
         rows.push(Row::new(
+            Kind::Prediction,
             &format!("{g} Gb/s"),
             &format!(
                 "payload parking / NF latency [queue {:.0} KB, {:.2} passes, k/floor(k) = {:.2}]",
