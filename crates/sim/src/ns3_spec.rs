@@ -63,6 +63,16 @@ fn queue_line(q: &QueueConfig, what: &str) -> Result<String, SpecError> {
     Ok(format!("{} {marking}", q.limit_packets))
 }
 
+/// A flow's size as the spec gives it: sizes beyond 4 TB never finish in a validation run and
+/// are written as 0, which ns-3 sends unlimited.
+pub fn exported_bytes(bytes: u64) -> u64 {
+    if bytes >= u64::from(u32::MAX) * 1000 {
+        0
+    } else {
+        bytes
+    }
+}
+
 /// The spec text for `sc`, or what stands in the way.
 pub fn export(sc: &Scenario) -> Result<String, SpecError> {
     let topo = &sc.topology;
@@ -164,12 +174,7 @@ pub fn export(sc: &Scenario) -> Result<String, SpecError> {
         if !matches!(f.kind, FlowKind::Bulk) {
             return Err(SpecError(format!("flow {}: only bulk TCP flows are exported", f.id.0)));
         }
-        // Sizes beyond 4 TB never finish in a validation run: ns-3 sends them unlimited.
-        let bytes = if f.bytes >= u64::from(u32::MAX) * 1000 {
-            0
-        } else {
-            f.bytes
-        };
+        let bytes = exported_bytes(f.bytes);
         let _ = writeln!(
             s,
             "flow {} {} {} {bytes} {}",

@@ -210,11 +210,7 @@ fn record(sc: &Scenario, sim: &Sim, wall_s: f64) -> Record {
             let st = eps[0].map(|e| e.stats());
             FlowRecord {
                 id: spec.id.0,
-                bytes: if spec.bytes >= u64::from(u32::MAX) * 1000 {
-                    0
-                } else {
-                    spec.bytes
-                },
+                bytes: crate::ns3_spec::exported_bytes(spec.bytes),
                 start_s: as_secs(spec.start),
                 end_s: r.end.map(as_secs),
                 rx_bytes: r.delivered,
