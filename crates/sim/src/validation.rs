@@ -23,41 +23,41 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Instant;
 
-/// The suite: each scenario's name and its shipped TOML text (compiled in).
-pub const SCENARIOS: &[(&str, &str)] = &[
-    ("long-1", include_str!("../../../scenarios/validation/long-1.toml")),
-    ("long-2", include_str!("../../../scenarios/validation/long-2.toml")),
-    ("long-4", include_str!("../../../scenarios/validation/long-4.toml")),
-    ("long-8", include_str!("../../../scenarios/validation/long-8.toml")),
-    ("long-16", include_str!("../../../scenarios/validation/long-16.toml")),
-    (
-        "staggered",
-        include_str!("../../../scenarios/validation/staggered.toml"),
-    ),
-    ("red", include_str!("../../../scenarios/validation/red.toml")),
-    ("red-ecn", include_str!("../../../scenarios/validation/red-ecn.toml")),
-    ("dctcp-2", include_str!("../../../scenarios/validation/dctcp-2.toml")),
-    ("dctcp-8", include_str!("../../../scenarios/validation/dctcp-8.toml")),
-    ("dctcp-32", include_str!("../../../scenarios/validation/dctcp-32.toml")),
-    ("incast-8", include_str!("../../../scenarios/validation/incast-8.toml")),
-    (
-        "incast-16",
-        include_str!("../../../scenarios/validation/incast-16.toml"),
-    ),
-    (
-        "incast-32",
-        include_str!("../../../scenarios/validation/incast-32.toml"),
-    ),
-    (
-        "incast-64",
-        include_str!("../../../scenarios/validation/incast-64.toml"),
-    ),
-    ("multihop", include_str!("../../../scenarios/validation/multihop.toml")),
-    (
-        "websearch",
-        include_str!("../../../scenarios/validation/websearch.toml"),
-    ),
-];
+/// Defines the suite from one list of names: [`SCENARIOS`] (each scenario's shipped TOML) and
+/// the stored ns-3 results of its full and short versions.
+macro_rules! suite {
+    ($($n:literal),* $(,)?) => {
+        /// The suite: each scenario's name and its shipped TOML text (compiled in).
+        pub const SCENARIOS: &[(&str, &str)] =
+            &[$(($n, include_str!(concat!("../../../scenarios/validation/", $n, ".toml")))),*];
+
+        /// Stored ns-3 results by scenario name (`NAME` and `NAME-quick`).
+        const REFERENCES: &[(&str, &str)] = &[$(
+            ($n, include_str!(concat!("../data/ns3/", $n, ".json"))),
+            (concat!($n, "-quick"), include_str!(concat!("../data/ns3/", $n, "-quick.json"))),
+        )*];
+    };
+}
+
+suite!(
+    "long-1",
+    "long-2",
+    "long-4",
+    "long-8",
+    "long-16",
+    "staggered",
+    "red",
+    "red-ecn",
+    "dctcp-2",
+    "dctcp-8",
+    "dctcp-32",
+    "incast-8",
+    "incast-16",
+    "incast-32",
+    "incast-64",
+    "multihop",
+    "websearch"
+);
 
 /// `scenarios/validation/tolerances.toml`.
 pub const TOLERANCES_TOML: &str = include_str!("../../../scenarios/validation/tolerances.toml");
@@ -472,36 +472,6 @@ pub fn ns3_reference(name: &str, quick: bool) -> Option<Record> {
     let text = REFERENCES.iter().find(|(n, _)| *n == key)?.1;
     parse_ns3(text).ok()
 }
-
-macro_rules! references {
-    ($($n:literal),* $(,)?) => {
-        &[$(
-            ($n, include_str!(concat!("../data/ns3/", $n, ".json"))),
-            (concat!($n, "-quick"), include_str!(concat!("../data/ns3/", $n, "-quick.json"))),
-        )*]
-    };
-}
-
-/// Stored ns-3 results by scenario name (`NAME` and `NAME-quick`).
-const REFERENCES: &[(&str, &str)] = references!(
-    "long-1",
-    "long-2",
-    "long-4",
-    "long-8",
-    "long-16",
-    "staggered",
-    "red",
-    "red-ecn",
-    "dctcp-2",
-    "dctcp-8",
-    "dctcp-32",
-    "incast-8",
-    "incast-16",
-    "incast-32",
-    "incast-64",
-    "multihop",
-    "websearch"
-);
 
 /// Our side as JSON (the same keys as the ns-3 program's), for `bench/sim-vs-ns3.sh`.
 pub fn record_json(r: &Record) -> Value {
