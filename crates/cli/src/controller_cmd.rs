@@ -15,6 +15,8 @@ use tandem_wire::openflow::Version;
 #[derive(Args, Debug)]
 #[command(args_conflicts_with_subcommands = true)]
 pub struct ControllerArgs {
+    // A doc comment here would become clap help text; the subcommands document themselves.
+    #[allow(missing_docs)]
     #[command(subcommand)]
     pub command: Option<ControllerCommand>,
     /// Address to accept switches on; repeat it to listen on several (e.g. add

@@ -1,15 +1,6 @@
 //! `tandem`: the command line of the Tandem hybrid-switching platform.
 
-mod analyze_cmd;
-mod axon_cmd;
-mod controller_cmd;
-mod error;
-mod of_cmd;
-mod pcap_cmd;
-mod progress;
-mod sim_cmd;
-mod synth;
-mod units;
+use tandem_cli::{analyze_cmd, axon_cmd, controller_cmd, error, of_cmd, pcap_cmd, sim_cmd, synth, units};
 
 use clap::{Parser, Subcommand};
 use error::CliError;

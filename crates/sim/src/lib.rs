@@ -25,6 +25,7 @@ pub mod run;
 pub mod scenario;
 pub mod sim;
 pub mod switch;
+pub mod table;
 pub mod tap;
 pub mod tcp;
 pub mod time;

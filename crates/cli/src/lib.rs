@@ -1,0 +1,17 @@
+//! The front end of the `tandem` command as a library: each `*_cmd` module is one family of
+//! subcommands. The binary (`main.rs`) parses arguments and calls these; the Python bindings
+//! (`python/`) call the same functions, so both report the same one-line errors.
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod analyze_cmd;
+pub mod axon_cmd;
+pub mod controller_cmd;
+pub mod error;
+pub mod of_cmd;
+pub mod pcap_cmd;
+pub mod progress;
+pub mod sim_cmd;
+pub mod synth;
+pub mod units;
