@@ -7,11 +7,13 @@
 
 pub mod analyze_cmd;
 pub mod axon_cmd;
+pub mod campaign;
 pub mod controller_cmd;
 pub mod error;
 pub mod of_cmd;
 pub mod pcap_cmd;
 pub mod progress;
 pub mod sim_cmd;
+pub mod sweep_cmd;
 pub mod synth;
 pub mod units;

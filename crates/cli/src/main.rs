@@ -1,6 +1,6 @@
 //! `tandem`: the command line of the Tandem hybrid-switching platform.
 
-use tandem_cli::{analyze_cmd, axon_cmd, controller_cmd, error, of_cmd, pcap_cmd, sim_cmd, synth, units};
+use tandem_cli::{analyze_cmd, axon_cmd, controller_cmd, error, of_cmd, pcap_cmd, sim_cmd, sweep_cmd, synth, units};
 
 use clap::{Parser, Subcommand};
 use error::CliError;
@@ -26,6 +26,12 @@ enum Command {
     /// Run packet-level simulations described by scenario files (docs/sim/scenarios.md).
     #[command(subcommand)]
     Sim(SimCommand),
+    /// Run a scenario over a parameter grid x seeds on local cores: each run in DIR/runs/<id>/
+    /// (resumable: finished runs are skipped), all of them in DIR/campaign.parquet and .csv.
+    ///
+    /// Example: `tandem sweep scenarios/incast.toml --grid tcp.min_rto=1ms,10ms,200ms
+    /// --seeds 1..5 --out results/rto`. See docs/python.md for campaigns on Slurm and Ray.
+    Sweep(sweep_cmd::SweepArgs),
     /// Analyse flow records (offline studies from the papers).
     #[command(subcommand)]
     Analyze(AnalyzeCommand),
@@ -270,6 +276,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
             sets,
             quiet,
         }) => sim_cmd::run(&scenario, out.as_deref(), seed, &sets, quiet),
+        Command::Sweep(a) => sweep_cmd::sweep(&a),
         Command::Sim(SimCommand::Check { scenario, seed, sets }) => sim_cmd::check(&scenario, seed, &sets),
         Command::Sim(SimCommand::ExportNs3 {
             scenario,

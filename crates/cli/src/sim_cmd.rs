@@ -21,12 +21,21 @@ pub fn parse_set(s: &str) -> Result<(String, String), String> {
     }
 }
 
-fn load(scenario: &Path, seed: Option<u64>, sets: &[(String, String)]) -> Result<Scenario, CliError> {
+/// Loads a scenario file with `--seed` and `--set` applied.
+pub fn load(scenario: &Path, seed: Option<u64>, sets: &[(String, String)]) -> Result<Scenario, CliError> {
     let mut overrides = sets.to_vec();
     if let Some(s) = seed {
         overrides.push(("seed".to_string(), s.to_string()));
     }
     Scenario::load(scenario, &overrides).map_err(|e| CliError::Input(e.to_string()))
+}
+
+/// Refuses an output folder that exists as something else (bad input, exit 2), before a run.
+pub fn check_out_dir(out: &Path) -> Result<(), CliError> {
+    if out.exists() && !out.is_dir() {
+        return Err(CliError::input(out, "exists and is not a folder"));
+    }
+    Ok(())
 }
 
 /// A duration in picoseconds for people: three significant digits in the largest fitting unit.
@@ -61,7 +70,7 @@ fn human(x: f64, units: &[(f64, &str)]) -> String {
     format!("{v:.decimals$} {unit}")
 }
 
-fn bar(quiet: bool, len: u64, template: &str) -> ProgressBar {
+pub(crate) fn bar(quiet: bool, len: u64, template: &str) -> ProgressBar {
     let bar = if quiet || !std::io::stderr().is_terminal() {
         ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::hidden())
     } else {
@@ -135,6 +144,7 @@ pub fn run(
     let out_dir = out
         .map(Path::to_path_buf)
         .unwrap_or_else(|| Path::new("results").join(&sc.name));
+    check_out_dir(&out_dir)?;
     let bar = bar(quiet, 1000, "{spinner} {msg} [{bar:30}] {percent}% ({elapsed})");
     let start = Instant::now();
     let mut on_progress = |p: Progress| {
@@ -231,8 +241,14 @@ pub fn list() -> Result<(), CliError> {
     Ok(())
 }
 
-/// `tandem reproduce NAME`.
-pub fn reproduce(name: &str, quick: bool, out: Option<&Path>, quiet: bool) -> Result<(), CliError> {
+/// Runs the built-in experiment `name` into `out_dir`, reporting progress through `status`;
+/// the CLI and the Python bindings share it.
+pub fn reproduce_report(
+    name: &str,
+    quick: bool,
+    out_dir: &Path,
+    status: &mut dyn FnMut(&str),
+) -> Result<experiment::Report, CliError> {
     let all = experiments();
     let Some(exp) = all.iter().find(|e| e.name == name) else {
         let names: Vec<&str> = all.iter().map(|e| e.name).collect();
@@ -241,6 +257,12 @@ pub fn reproduce(name: &str, quick: bool, out: Option<&Path>, quiet: bool) -> Re
             names.join(", ")
         )));
     };
+    check_out_dir(out_dir)?;
+    experiment::run(exp, quick, out_dir, status).map_err(|e| CliError::Runtime(e.to_string()))
+}
+
+/// `tandem reproduce NAME`.
+pub fn reproduce(name: &str, quick: bool, out: Option<&Path>, quiet: bool) -> Result<(), CliError> {
     let out_dir: PathBuf = out
         .map(Path::to_path_buf)
         .unwrap_or_else(|| Path::new("results").join(name));
@@ -248,7 +270,7 @@ pub fn reproduce(name: &str, quick: bool, out: Option<&Path>, quiet: bool) -> Re
     bar.enable_steady_tick(std::time::Duration::from_millis(200));
     let start = Instant::now();
     let mut status = |s: &str| bar.set_message(format!("{name}: {s}"));
-    let report = experiment::run(exp, quick, &out_dir, &mut status).map_err(|e| CliError::Runtime(e.to_string()))?;
+    let report = reproduce_report(name, quick, &out_dir, &mut status)?;
     bar.finish_and_clear();
     print!("{}", report.markdown(name, quick));
     println!(

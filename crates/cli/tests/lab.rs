@@ -103,7 +103,7 @@ fn ready() -> bool {
         .is_ok_and(|o| o.stdout.starts_with(b"0\n"));
     if !is_root {
         assert!(!system_required(), "the lab test needs root (TANDEM_REQUIRE_SYSTEM=1)");
-        eprintln!("SKIP: the lab test needs root (network namespaces)");
+        tandem_testkit::skip("the lab test needs root (network namespaces)");
         return false;
     }
     require_with("ip", &["-V"], "iproute2")

@@ -11,7 +11,7 @@ use tandem_wire::openflow::Version;
 #[test]
 fn refuses_to_start_without_a_driver() {
     if driver_present() {
-        eprintln!("skipped: a CUDA driver is present on this machine");
+        tandem_testkit::skip("a CUDA driver is present on this machine (this test checks the refusal without one)");
         return;
     }
     let err = CudaBackend::new(0).expect_err("no driver, no backend");
@@ -34,7 +34,7 @@ fn backend_and_error_can_move_to_another_thread() {
 fn kernel_compiles_where_nvrtc_is_present() {
     if !nvrtc_present() {
         assert_eq!(compile_kernel().err(), Some(CudaError::NoNvrtc));
-        eprintln!("skipped: no NVRTC library on this machine");
+        tandem_testkit::skip("no NVRTC library on this machine: the CUDA kernel was not compiled");
         return;
     }
     let ptx = compile_kernel().unwrap_or_else(|e| panic!("{e}"));

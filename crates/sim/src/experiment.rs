@@ -333,6 +333,45 @@ impl Report {
         s
     }
 
+    /// The report as one JSON object: its title, reference, notes, files, verdict counts and
+    /// rows (each with `setting`, `metric`, `kind`, `reference`, `measured`, `target` and
+    /// `verdict`, as `results.csv` has them).
+    pub fn json(&self, experiment: &str, quick: bool) -> serde_json::Value {
+        let rows: Vec<serde_json::Value> = self
+            .rows
+            .iter()
+            .map(|r| {
+                let target = match r.target {
+                    Target::None => serde_json::Value::Null,
+                    Target::Relative(x) => serde_json::json!({ "relative": x }),
+                    Target::Absolute(x) => serde_json::json!({ "absolute": x }),
+                    Target::AtMost(x) => serde_json::json!({ "at_most": x }),
+                    Target::AtLeast(x) => serde_json::json!({ "at_least": x }),
+                };
+                serde_json::json!({
+                    "setting": r.setting,
+                    "metric": r.metric,
+                    "kind": r.kind.as_str(),
+                    "reference": r.reference,
+                    "measured": r.measured,
+                    "target": target,
+                    "verdict": r.verdict().map(|ok| if ok { "PASS" } else { "FAIL" }),
+                })
+            })
+            .collect();
+        serde_json::json!({
+            "experiment": experiment,
+            "quick": quick,
+            "title": self.title,
+            "reference": self.reference,
+            "notes": self.notes,
+            "files": self.files,
+            "passes": self.passes(),
+            "fails": self.fails(),
+            "rows": rows,
+        })
+    }
+
     /// Writes `results.md` and `results.csv` into `dir`.
     pub fn write(&self, dir: &Path, experiment: &str, quick: bool) -> Result<(), ExperimentError> {
         for (name, text) in [

@@ -241,8 +241,10 @@ fn quote(s: &str) -> String {
 /// Writes `path` through a temporary file beside it, renamed into place only when `write`
 /// succeeded; the temporary file is removed on failure.
 fn atomic_write(path: &Path, write: impl FnOnce(std::fs::File) -> Result<(), String>) -> Result<(), TableError> {
+    // Named per process, so that two processes writing the same table (shards of one
+    // campaign on a shared folder) never write into one temporary file.
     let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
+    tmp.push(format!(".tmp-{}", std::process::id()));
     let tmp = PathBuf::from(tmp);
     let io = |e: std::io::Error| TableError::Io(path.to_path_buf(), e);
     let file = std::fs::File::create(&tmp).map_err(io)?;
@@ -322,7 +324,11 @@ mod tests {
         let rate = b.column(1).as_any().downcast_ref::<Float64Array>().unwrap();
         assert_eq!(rate.value(0), 0.5);
         assert!(rate.is_null(1));
-        assert!(!dir.join("t.parquet.tmp").exists());
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            1,
+            "only the table is left"
+        );
     }
 
     #[test]

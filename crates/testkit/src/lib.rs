@@ -13,6 +13,20 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicU32, Ordering};
 
+/// Prints a skip line and, when `TANDEM_SKIP_LOG` names a file (scripts/test sets it), appends
+/// the line there too, so that skips are listed at the end of the run rather than hidden in a
+/// passing test's captured output.
+pub fn skip(message: &str) {
+    eprintln!("SKIP: {message}");
+    if let Ok(path) = std::env::var("TANDEM_SKIP_LOG") {
+        use std::io::Write;
+        if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(path) {
+            let test = std::thread::current().name().unwrap_or("?").to_string();
+            let _ = writeln!(f, "{test}: {message}");
+        }
+    }
+}
+
 /// True when `TANDEM_REQUIRE_SYSTEM=1`: system-dependent tests must run, not skip.
 pub fn system_required() -> bool {
     std::env::var("TANDEM_REQUIRE_SYSTEM").as_deref() == Ok("1")
@@ -38,10 +52,10 @@ pub fn require_with(program: &str, version_args: &[&str], debian_package: &str) 
             "{program} is required (TANDEM_REQUIRE_SYSTEM=1) but missing; .ci/run installs Debian's {debian_package}"
         );
     }
-    eprintln!(
-        "SKIP: {program} not found; install Debian's {debian_package} (or run .ci/run), \
+    skip(&format!(
+        "{program} not found; install Debian's {debian_package} (or run .ci/run), \
          or set TANDEM_REQUIRE_SYSTEM=1 to make this a failure"
-    );
+    ));
     false
 }
 
@@ -54,10 +68,10 @@ pub fn require_file(path: &str, what: &str, debian_package: &str) -> bool {
     if system_required() {
         panic!("{what} ({path}) is required (TANDEM_REQUIRE_SYSTEM=1) but missing; .ci/run installs Debian's {debian_package}");
     }
-    eprintln!(
-        "SKIP: {what} not found ({path}); install Debian's {debian_package} (or run .ci/run), \
+    skip(&format!(
+        "{what} not found ({path}); install Debian's {debian_package} (or run .ci/run), \
          or set TANDEM_REQUIRE_SYSTEM=1 to make this a failure"
-    );
+    ));
     false
 }
 
