@@ -1,10 +1,12 @@
 //! Runs a loaded scenario end to end and writes its outputs into a directory:
-//! `flows.csv`, `drops.csv`, `queues.csv`, `summary.json`, optional pcaps and PNG plots.
+//! `flows`, `drops` and `queues` as CSV and Parquet, `summary.json`, optional pcaps and PNG
+//! plots.
 
 use crate::plot;
 use crate::report::{self, FlowStats};
 use crate::scenario::Scenario;
 use crate::sim::{Sim, SimOptions};
+use crate::table::TableError;
 use crate::tap::Tap;
 use crate::time::{Time, MS};
 use serde_json::Value;
@@ -19,6 +21,8 @@ pub enum RunError {
     Io(PathBuf, std::io::Error),
     /// A plot could not be drawn.
     Plot(plot::PlotError),
+    /// A result table (CSV or Parquet) could not be written.
+    Table(TableError),
 }
 
 impl std::fmt::Display for RunError {
@@ -26,6 +30,7 @@ impl std::fmt::Display for RunError {
         match self {
             RunError::Io(p, e) => write!(f, "{}: {e}", p.display()),
             RunError::Plot(e) => write!(f, "{e}"),
+            RunError::Table(e) => write!(f, "{e}"),
         }
     }
 }
@@ -109,15 +114,7 @@ pub fn run(sc: &Scenario, out_dir: &Path, progress: &mut dyn FnMut(Progress)) ->
         }
     }
     let io = |p: &'static str| move |e| RunError::Io(out_dir.join(p), e);
-    let mut w = create(out_dir, "flows.csv")?;
-    let flows = report::write_flows(&sim, &mut w).map_err(io("flows.csv"))?;
-    w.flush().map_err(io("flows.csv"))?;
-    let mut w = create(out_dir, "drops.csv")?;
-    let drops = report::write_drops(&sim, &mut w).map_err(io("drops.csv"))?;
-    w.flush().map_err(io("drops.csv"))?;
-    let mut w = create(out_dir, "queues.csv")?;
-    report::write_queues(&sim, &mut w).map_err(io("queues.csv"))?;
-    w.flush().map_err(io("queues.csv"))?;
+    let (flows, drops) = report::write_tables(&sim, out_dir).map_err(RunError::Table)?;
     let summary = report::summary(&sim, &sc.name, sc.seed, end, &flows, drops);
     let mut w = create(out_dir, "summary.json")?;
     serde_json::to_writer_pretty(&mut w, &summary).map_err(|e| RunError::Io(out_dir.join("summary.json"), e.into()))?;
