@@ -93,11 +93,22 @@ fn run_scenario(
         let sc = tandem_cli::sim_cmd::load(&path, seed, &sets)?;
         tandem_cli::sim_cmd::check_out_dir(&out)?;
         let mut progress = |_p: tandem_sim::run::Progress| {};
-        let outcome = tandem_sim::run::run(&sc, &out, &mut progress).map_err(|e| CliError::Runtime(e.to_string()))?;
-        if cancel.load(Ordering::Relaxed) {
-            return Err(CliError::Runtime("interrupted".into()));
-        }
+        let outcome = tandem_sim::run::run_cancellable(&sc, &out, &mut progress, cancel)
+            .map_err(|e| CliError::Runtime(e.to_string()))?;
         Ok(outcome.summary.to_string())
+    })
+}
+
+/// Writes the flow records of a pcap/pcapng trace to the Parquet file `out`, as
+/// `tandem pcap flows PATH --timeout T --parquet OUT` (at most 4,000,000 open flows, as the
+/// CLI's default).
+#[pyfunction]
+fn pcap_flows(py: Python<'_>, path: PathBuf, timeout_ns: u64, out: PathBuf) -> PyResult<()> {
+    if timeout_ns == 0 {
+        return Err(PyValueError::new_err("timeout: must be above zero"));
+    }
+    interruptible(py, move |_| {
+        tandem_cli::pcap_cmd::flows(&path, None, Some(&out), timeout_ns, 4_000_000, true)
     })
 }
 
@@ -263,6 +274,7 @@ fn version() -> &'static str {
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_scenario, m)?)?;
+    m.add_function(wrap_pyfunction!(pcap_flows, m)?)?;
     m.add_function(wrap_pyfunction!(reproduce, m)?)?;
     m.add_function(wrap_pyfunction!(experiments, m)?)?;
     m.add_function(wrap_pyfunction!(plan, m)?)?;

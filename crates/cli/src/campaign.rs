@@ -319,14 +319,10 @@ pub fn run_one(plan: &Plan, run: &RunSpec, out: &Path, cancel: &AtomicBool) -> R
     let partial = runs.join(format!(".{}.partial-{}", run.id, std::process::id()));
     let _ = std::fs::remove_dir_all(&partial);
     let result = (|| {
-        let mut stop = |_p: tandem_sim::run::Progress| {};
-        if cancel.load(Ordering::Relaxed) {
-            return Err(CliError::Runtime("interrupted".into()));
-        }
-        let outcome = tandem_sim::run::run(&sc, &partial, &mut stop).map_err(|e| CliError::Runtime(e.to_string()))?;
-        if cancel.load(Ordering::Relaxed) {
-            return Err(CliError::Runtime("interrupted".into()));
-        }
+        let mut no_progress = |_p: tandem_sim::run::Progress| {};
+        // A run that completes after the cancel is whole, and kept.
+        let outcome = tandem_sim::run::run_cancellable(&sc, &partial, &mut no_progress, cancel)
+            .map_err(|e| CliError::Runtime(e.to_string()))?;
         let meta = serde_json::json!({
             "id": run.id,
             "scenario": plan.scenario.display().to_string(),

@@ -157,8 +157,9 @@ enum OfCommand {
 
 #[derive(Subcommand, Debug)]
 enum SimCommand {
-    /// Run a scenario: progress on standard error, a summary at the end, and flows.csv,
-    /// drops.csv, queues.csv, summary.json, pcaps and PNG plots in the output folder.
+    /// Run a scenario: progress on standard error, a summary at the end, and flows, drops and
+    /// queues as CSV and Parquet (flows.csv, flows.parquet, ...), summary.json, pcaps and PNG
+    /// plots in the output folder.
     Run {
         /// The scenario file (TOML; see scenarios/ for examples).
         scenario: PathBuf,
@@ -208,13 +209,18 @@ enum PcapCommand {
     /// Per-flow records (5-tuple, first/last time, packets, bytes, TCP flags) from a trace.
     ///
     /// Flows are unidirectional and split by an idle timeout. Records are written as flows end
-    /// (sort by first_ts if you need start order). The CSV format is in docs/formats.md.
+    /// (sort by first_ts if you need start order). Without --csv or --parquet, a table is
+    /// printed. The CSV and Parquet formats are in docs/formats.md.
     Flows {
         /// A pcap or pcapng file (Ethernet, raw IP or Linux cooked capture).
         file: PathBuf,
         /// Write CSV records to this file (`-` for standard output) instead of a table.
         #[arg(long, value_name = "OUT")]
         csv: Option<PathBuf>,
+        /// Write the same records as Parquet (typed columns, capture times as UTC timestamps) to
+        /// this file; may be given with --csv.
+        #[arg(long, value_name = "OUT")]
+        parquet: Option<PathBuf>,
         /// A gap longer than this ends a flow.
         #[arg(long, default_value = "60s", value_parser = units::parse_duration_ns, value_name = "DURATION")]
         timeout: u64,
@@ -264,10 +270,11 @@ fn run(cli: Cli) -> Result<(), CliError> {
         Command::Pcap(PcapCommand::Flows {
             file,
             csv,
+            parquet,
             timeout,
             max_flows,
             quiet,
-        }) => pcap_cmd::flows(&file, csv.as_deref(), timeout, max_flows, quiet),
+        }) => pcap_cmd::flows(&file, csv.as_deref(), parquet.as_deref(), timeout, max_flows, quiet),
         Command::Pcap(PcapCommand::Summary { file, top, json, quiet }) => pcap_cmd::summary(&file, top, json, quiet),
         Command::Sim(SimCommand::Run {
             scenario,

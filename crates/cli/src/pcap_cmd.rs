@@ -9,8 +9,9 @@ use std::io::{BufWriter, Write};
 use std::net::Ipv4Addr;
 use std::path::Path;
 use std::time::Instant;
+use tandem_sim::table::{Column, ParquetStream, Table, TableError, ROW_GROUP_ROWS};
 use tandem_wire::decode::{self, Network};
-use tandem_wire::flow::{EndReason, FlowConfig, FlowKey, FlowRecord, FlowTable, CSV_HEADER};
+use tandem_wire::flow::{protocol_name, EndReason, FlowConfig, FlowKey, FlowRecord, FlowTable, CSV_HEADER};
 use tandem_wire::pcap::{TraceError, TraceReader};
 use tandem_wire::IpProtocol;
 
@@ -169,32 +170,134 @@ pub fn trace_flows(file: &Path, timeout_ns: u64, max_flows: usize, quiet: bool) 
     Ok(out)
 }
 
-/// `tandem pcap flows`.
-pub fn flows(file: &Path, csv: Option<&Path>, timeout_ns: u64, max_flows: usize, quiet: bool) -> Result<(), CliError> {
-    let (mut reader, progress) = open(file, quiet)?;
-    let out_path = csv.unwrap_or(Path::new("-"));
-    let dest: Box<dyn Write> = if out_path == Path::new("-") {
-        Box::new(std::io::stdout().lock())
-    } else {
-        Box::new(File::create(out_path).map_err(|e| CliError::input(out_path, e))?)
+/// Flow records as the typed table of `tandem pcap flows --parquet`: the columns of the CSV
+/// ([`CSV_HEADER`]), in order, with capture times as UTC nanosecond timestamps, numbers as
+/// unsigned 64-bit integers and names, addresses and flags as strings (docs/formats.md).
+/// Fails on a capture time past 2262-04-11, the end of a signed 64-bit nanosecond timestamp.
+pub fn flow_records_table(records: &[FlowRecord]) -> Result<Table, String> {
+    let ts = |ns: u64| {
+        i64::try_from(ns)
+            .map(Some)
+            .map_err(|_| format!("capture time {ns} ns since the epoch is past the end of a Parquet timestamp (2262)"))
     };
-    let mut out = BufWriter::with_capacity(1 << 20, dest);
-    let mut sink = if csv.is_some() {
-        writeln!(out, "{CSV_HEADER}").map_err(|e| write_error(out_path, e))?;
-        Sink::Csv(out)
+    let uints = |f: &dyn Fn(&FlowRecord) -> u64| Column::UInt64(records.iter().map(|r| Some(f(r))).collect());
+    let strings = |f: &dyn Fn(&FlowRecord) -> String| Column::Utf8(records.iter().map(|r| Some(f(r))).collect());
+    let columns = [
+        ("proto", strings(&|r| protocol_name(r.key.protocol).into_owned())),
+        ("src_ip", strings(&|r| r.key.src.to_string())),
+        ("src_port", uints(&|r| u64::from(r.key.src_port))),
+        ("dst_ip", strings(&|r| r.key.dst.to_string())),
+        ("dst_port", uints(&|r| u64::from(r.key.dst_port))),
+        ("vlan", uints(&|r| u64::from(r.key.vlan))),
+        (
+            "first_ts",
+            Column::TimestampNs(records.iter().map(|r| ts(r.first_ns)).collect::<Result<_, _>>()?),
+        ),
+        (
+            "last_ts",
+            Column::TimestampNs(records.iter().map(|r| ts(r.last_ns)).collect::<Result<_, _>>()?),
+        ),
+        ("packets", uints(&|r| r.packets)),
+        ("bytes", uints(&|r| r.bytes)),
+        ("payload_bytes", uints(&|r| r.payload_bytes)),
+        ("tcp_flags", strings(&|r| r.tcp_flags.to_string())),
+        ("end", strings(&|r| r.end.as_str().to_string())),
+    ];
+    let mut t = Table::new();
+    for (name, column) in columns {
+        t.push(name, column).map_err(|e| e.to_string())?;
+    }
+    Ok(t)
+}
+
+/// Flow records on their way to a Parquet file, a row group at a time.
+struct ParquetSink {
+    stream: ParquetStream,
+    pending: Vec<FlowRecord>,
+}
+
+impl ParquetSink {
+    /// Opens `path` (a temporary file beside it until the end); a path that cannot be written
+    /// is the user's mistake.
+    fn create(path: &Path) -> Result<ParquetSink, CliError> {
+        if path == Path::new("-") {
+            return Err(CliError::Input(
+                "--parquet -: Parquet is written to a file, not to standard output".into(),
+            ));
+        }
+        let like = flow_records_table(&[]).map_err(CliError::Runtime)?;
+        let stream = ParquetStream::create(path, &like).map_err(|e| match e {
+            TableError::Io(..) => CliError::Input(e.to_string()),
+            other => CliError::Runtime(other.to_string()),
+        })?;
+        Ok(ParquetSink {
+            stream,
+            pending: Vec::with_capacity(ROW_GROUP_ROWS),
+        })
+    }
+
+    fn push(&mut self, r: FlowRecord, trace: &Path) -> Result<(), CliError> {
+        self.pending.push(r);
+        if self.pending.len() >= ROW_GROUP_ROWS {
+            self.flush(trace)?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self, trace: &Path) -> Result<(), CliError> {
+        let rows = flow_records_table(&self.pending).map_err(|e| CliError::input(trace, e))?;
+        self.pending.clear();
+        self.stream.write(&rows).map_err(|e| CliError::Runtime(e.to_string()))
+    }
+
+    fn finish(mut self, trace: &Path) -> Result<(), CliError> {
+        self.flush(trace)?;
+        self.stream.finish().map_err(|e| CliError::Runtime(e.to_string()))
+    }
+}
+
+/// `tandem pcap flows`: flow records as CSV (`csv`, `-` for standard output) and/or Parquet
+/// (`parquet`); with neither, a table on standard output. Records are written as flows end,
+/// so memory holds the open flows and one row group of records, whatever the trace's length.
+pub fn flows(
+    file: &Path,
+    csv: Option<&Path>,
+    parquet: Option<&Path>,
+    timeout_ns: u64,
+    max_flows: usize,
+    quiet: bool,
+) -> Result<(), CliError> {
+    let (mut reader, progress) = open(file, quiet)?;
+    // The Parquet file first: a path it cannot have stops the command before anything is written.
+    let mut parquet_sink = parquet.map(ParquetSink::create).transpose()?;
+    let out_path = csv.unwrap_or(Path::new("-"));
+    let mut sink = if csv.is_none() && parquet.is_some() {
+        None
     } else {
-        writeln!(
-            out,
-            "{:<5} {:>21}    {:<21} {:>4} {:>12} {:>11} {:>9} {:>12} {:<8} end",
-            "proto", "source", "destination", "vlan", "start(s)", "dur(s)", "packets", "bytes", "flags"
-        )
-        .map_err(|e| write_error(out_path, e))?;
-        Sink::Table { out, origin_ns: None }
+        let dest: Box<dyn Write> = if out_path == Path::new("-") {
+            Box::new(std::io::stdout().lock())
+        } else {
+            Box::new(File::create(out_path).map_err(|e| CliError::input(out_path, e))?)
+        };
+        let mut out = BufWriter::with_capacity(1 << 20, dest);
+        Some(if csv.is_some() {
+            writeln!(out, "{CSV_HEADER}").map_err(|e| write_error(out_path, e))?;
+            Sink::Csv(out)
+        } else {
+            writeln!(
+                out,
+                "{:<5} {:>21}    {:<21} {:>4} {:>12} {:>11} {:>9} {:>12} {:<8} end",
+                "proto", "source", "destination", "vlan", "start(s)", "dur(s)", "packets", "bytes", "flags"
+            )
+            .map_err(|e| write_error(out_path, e))?;
+            Sink::Table { out, origin_ns: None }
+        })
     };
 
     let started = Instant::now();
     let mut counts = [0u64; 3];
     let mut write_err: Option<std::io::Error> = None;
+    let mut parquet_err: Option<CliError> = None;
     let scan = scan_flows(
         &mut reader,
         file,
@@ -203,9 +306,14 @@ pub fn flows(file: &Path, csv: Option<&Path>, timeout_ns: u64, max_flows: usize,
         &progress,
         &mut |r: FlowRecord| {
             counts[r.end as usize] += 1;
-            if write_err.is_none() {
-                if let Err(e) = sink.write(&r) {
+            if let (Some(s), None) = (&mut sink, &write_err) {
+                if let Err(e) = s.write(&r) {
                     write_err = Some(e);
+                }
+            }
+            if let (Some(p), None) = (&mut parquet_sink, &parquet_err) {
+                if let Err(e) = p.push(r, file) {
+                    parquet_err = Some(e);
                 }
             }
         },
@@ -215,8 +323,15 @@ pub fn flows(file: &Path, csv: Option<&Path>, timeout_ns: u64, max_flows: usize,
     if let Some(e) = write_err {
         return Err(write_error(out_path, e));
     }
+    if let Some(e) = parquet_err {
+        return Err(e);
+    }
+    if let Some(p) = parquet_sink {
+        p.finish(file)?;
+    }
     match sink {
-        Sink::Csv(mut w) | Sink::Table { out: mut w, .. } => w.flush().map_err(|e| write_error(out_path, e))?,
+        Some(Sink::Csv(mut w) | Sink::Table { out: mut w, .. }) => w.flush().map_err(|e| write_error(out_path, e))?,
+        None => {}
     }
     let secs = started.elapsed().as_secs_f64();
     if !quiet {

@@ -33,7 +33,10 @@ fn version_and_help_read_well() {
     let h = text(&h.stdout);
     assert!(h.contains("pcap") && h.contains("Usage: tandem"), "{h}");
     let h = text(&tandem(&["pcap", "flows", "--help"]).stdout);
-    assert!(h.contains("--timeout") && h.contains("--csv"), "{h}");
+    assert!(
+        h.contains("--timeout") && h.contains("--csv") && h.contains("--parquet"),
+        "{h}"
+    );
 }
 
 #[test]
@@ -73,6 +76,119 @@ fn flows_csv_on_the_sample() {
     assert!(records
         .iter()
         .any(|r| r.tcp_flags.contains(tandem_wire::tcp::Flags::SYN)));
+}
+
+/// A Parquet row printed as `tandem pcap flows --csv` prints it.
+fn csv_line(t: &tandem_sim::table::Table, i: usize) -> String {
+    use tandem_sim::table::Column;
+    let cells: Vec<String> = t
+        .columns()
+        .iter()
+        .map(|(name, c)| match c {
+            Column::UInt64(v) => v[i].unwrap().to_string(),
+            Column::Utf8(v) => v[i].clone().unwrap(),
+            Column::TimestampNs(v) => {
+                let ns = v[i].unwrap();
+                format!("{}.{:09}", ns / 1_000_000_000, ns % 1_000_000_000)
+            }
+            other => panic!("column {name}: unexpected {other:?}"),
+        })
+        .collect();
+    cells.join(",")
+}
+
+#[test]
+fn flows_parquet_matches_the_csv_row_for_row() {
+    use tandem_sim::table::{Column, Table};
+    let s = Scratch::new("cli-parquet");
+    // A short idle timeout gives idle records as well as end-of-file ones.
+    for (i, timeout) in ["60s", "1ms"].into_iter().enumerate() {
+        let csv = s.join(&format!("flows{i}.csv"));
+        let pq = s.join(&format!("flows{i}.parquet"));
+        let o = tandem(&[
+            "pcap",
+            "flows",
+            &sample(),
+            "--timeout",
+            timeout,
+            "--csv",
+            csv.to_str().unwrap(),
+            "--parquet",
+            pq.to_str().unwrap(),
+            "-q",
+        ]);
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        let t = Table::read_parquet(&pq).unwrap();
+        let csv = std::fs::read_to_string(&csv).unwrap();
+        let mut lines = csv.lines();
+        let names: Vec<&str> = t.columns().iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names.join(","), lines.next().unwrap(), "same columns, same order");
+        let lines: Vec<&str> = lines.collect();
+        assert!(lines.len() > 100, "{} flows", lines.len());
+        assert_eq!(t.rows(), lines.len());
+        for (row, line) in lines.iter().enumerate() {
+            assert_eq!(csv_line(&t, row), *line, "row {row}");
+        }
+        for c in ["first_ts", "last_ts"] {
+            assert!(matches!(t.column(c), Some(Column::TimestampNs(_))), "{c}");
+        }
+        for c in ["src_port", "dst_port", "vlan", "packets", "bytes", "payload_bytes"] {
+            assert!(matches!(t.column(c), Some(Column::UInt64(_))), "{c}");
+        }
+        assert!(
+            names.iter().all(|n| t.is_nullable(n) == Some(false)),
+            "no column is nullable"
+        );
+        if i == 1 {
+            let Some(Column::Utf8(end)) = t.column("end") else {
+                panic!()
+            };
+            assert!(end.iter().any(|e| e.as_deref() == Some("idle")));
+        }
+    }
+    // --parquet alone: the same file, and no table on standard output.
+    let alone = s.join("alone.parquet");
+    let o = tandem(&["pcap", "flows", &sample(), "--parquet", alone.to_str().unwrap(), "-q"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(o.stdout.is_empty(), "{}", text(&o.stdout));
+    assert_eq!(
+        std::fs::read(&alone).unwrap(),
+        std::fs::read(s.join("flows0.parquet")).unwrap()
+    );
+}
+
+#[test]
+fn flows_parquet_bad_output_is_one_line_and_exit_2() {
+    let s = Scratch::new("cli-parquet-bad");
+    let missing = s.join("no-such-folder").join("flows.parquet");
+    for (out, want) in [
+        (missing.display().to_string(), missing.display().to_string()),
+        (s.path().display().to_string(), s.path().display().to_string()),
+        ("-".to_string(), "--parquet -".to_string()),
+    ] {
+        let o = tandem(&["pcap", "flows", &sample(), "--parquet", &out, "-q"]);
+        assert_eq!(o.status.code(), Some(2), "{out}");
+        let err = text(&o.stderr);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(&want), "{err}");
+        assert!(o.stdout.is_empty(), "{}", text(&o.stdout));
+    }
+    // A trace cut short: exit 2, and no Parquet file, whole or partial.
+    let cut = s.join("cut.pcap");
+    let bytes = std::fs::read(sample()).unwrap();
+    std::fs::write(&cut, &bytes[..bytes.len() / 2 + 3]).unwrap();
+    let pq = s.join("cut.parquet");
+    let o = tandem(&[
+        "pcap",
+        "flows",
+        cut.to_str().unwrap(),
+        "--parquet",
+        pq.to_str().unwrap(),
+        "-q",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("cut short"), "{}", text(&o.stderr));
+    assert!(!pq.exists() && !s.join("cut.parquet.tmp").exists());
 }
 
 #[test]

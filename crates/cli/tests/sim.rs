@@ -51,6 +51,9 @@ fn run_writes_every_output_and_is_deterministic() {
         "flows.csv",
         "drops.csv",
         "queues.csv",
+        "flows.parquet",
+        "drops.parquet",
+        "queues.parquet",
         "summary.json",
         "fct-cdf.png",
         "queue.png",
@@ -67,7 +70,16 @@ fn run_writes_every_output_and_is_deterministic() {
     assert_eq!(flows.lines().count(), 65, "header + 64 flows");
     // Same scenario and seed: byte-identical outputs.
     assert!(run_small(s.path(), "b").status.success());
-    for f in ["flows.csv", "drops.csv", "queues.csv", "summary.json", "switch0-0.pcap"] {
+    for f in [
+        "flows.csv",
+        "drops.csv",
+        "queues.csv",
+        "flows.parquet",
+        "drops.parquet",
+        "queues.parquet",
+        "summary.json",
+        "switch0-0.pcap",
+    ] {
         let a = std::fs::read(s.join("a").join(f)).unwrap();
         let b = std::fs::read(s.join("b").join(f)).unwrap();
         assert!(a == b, "{f} differs between two runs");

@@ -1,16 +1,19 @@
 //! Runs a loaded scenario end to end and writes its outputs into a directory:
-//! `flows.csv`, `drops.csv`, `queues.csv`, `summary.json`, optional pcaps and PNG plots.
+//! `flows`, `drops` and `queues` as CSV and Parquet, `summary.json`, optional pcaps and PNG
+//! plots.
 
 use crate::plot;
 use crate::report::{self, FlowStats};
 use crate::scenario::Scenario;
 use crate::sim::{Sim, SimOptions};
+use crate::table::TableError;
 use crate::tap::Tap;
 use crate::time::{Time, MS};
 use serde_json::Value;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// A run could not write its outputs.
 #[derive(Debug)]
@@ -19,6 +22,10 @@ pub enum RunError {
     Io(PathBuf, std::io::Error),
     /// A plot could not be drawn.
     Plot(plot::PlotError),
+    /// A result table (CSV or Parquet) could not be written.
+    Table(TableError),
+    /// The caller's cancel flag stopped the run (see [`run_cancellable`]).
+    Interrupted,
 }
 
 impl std::fmt::Display for RunError {
@@ -26,6 +33,8 @@ impl std::fmt::Display for RunError {
         match self {
             RunError::Io(p, e) => write!(f, "{}: {e}", p.display()),
             RunError::Plot(e) => write!(f, "{e}"),
+            RunError::Table(e) => write!(f, "{e}"),
+            RunError::Interrupted => f.write_str("interrupted"),
         }
     }
 }
@@ -91,12 +100,33 @@ pub fn build(sc: &Scenario, out_dir: Option<&Path>) -> Result<Sim, RunError> {
 
 /// Runs the scenario and writes every output into `out_dir` (created if needed).
 pub fn run(sc: &Scenario, out_dir: &Path, progress: &mut dyn FnMut(Progress)) -> Result<RunOutcome, RunError> {
+    run_cancellable(sc, out_dir, progress, &AtomicBool::new(false))
+}
+
+/// As [`run`], checking `cancel` after every step of simulated time (1/200 of the run, at
+/// least 1 ms): once it is set the run stops with [`RunError::Interrupted`], and `out_dir` is
+/// removed again if this call created it (pcaps opened in a folder that was already there are
+/// closed and left).
+pub fn run_cancellable(
+    sc: &Scenario,
+    out_dir: &Path,
+    progress: &mut dyn FnMut(Progress),
+    cancel: &AtomicBool,
+) -> Result<RunOutcome, RunError> {
+    let created = !out_dir.exists();
     std::fs::create_dir_all(out_dir).map_err(|e| RunError::Io(out_dir.to_path_buf(), e))?;
     let mut sim = build(sc, Some(out_dir))?;
     let end = sc.duration;
     let step = (end / 200).max(MS);
     let mut t = 0;
     loop {
+        if cancel.load(Ordering::Relaxed) {
+            drop(sim);
+            if created {
+                let _ = std::fs::remove_dir_all(out_dir);
+            }
+            return Err(RunError::Interrupted);
+        }
         t = (t + step).min(end);
         let more = sim.run_until(t);
         progress(Progress {
@@ -109,15 +139,7 @@ pub fn run(sc: &Scenario, out_dir: &Path, progress: &mut dyn FnMut(Progress)) ->
         }
     }
     let io = |p: &'static str| move |e| RunError::Io(out_dir.join(p), e);
-    let mut w = create(out_dir, "flows.csv")?;
-    let flows = report::write_flows(&sim, &mut w).map_err(io("flows.csv"))?;
-    w.flush().map_err(io("flows.csv"))?;
-    let mut w = create(out_dir, "drops.csv")?;
-    let drops = report::write_drops(&sim, &mut w).map_err(io("drops.csv"))?;
-    w.flush().map_err(io("drops.csv"))?;
-    let mut w = create(out_dir, "queues.csv")?;
-    report::write_queues(&sim, &mut w).map_err(io("queues.csv"))?;
-    w.flush().map_err(io("queues.csv"))?;
+    let (flows, drops) = report::write_tables(&sim, out_dir).map_err(RunError::Table)?;
     let summary = report::summary(&sim, &sc.name, sc.seed, end, &flows, drops);
     let mut w = create(out_dir, "summary.json")?;
     serde_json::to_writer_pretty(&mut w, &summary).map_err(|e| RunError::Io(out_dir.join("summary.json"), e.into()))?;

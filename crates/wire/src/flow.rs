@@ -269,7 +269,8 @@ impl FlowState {
 pub const CSV_HEADER: &str =
     "proto,src_ip,src_port,dst_ip,dst_port,vlan,first_ts,last_ts,packets,bytes,payload_bytes,tcp_flags,end";
 
-fn protocol_name(p: IpProtocol) -> std::borrow::Cow<'static, str> {
+/// The `proto` spelling of flow records: `tcp`, `udp`, `icmp`, or the protocol number.
+pub fn protocol_name(p: IpProtocol) -> std::borrow::Cow<'static, str> {
     match p {
         IpProtocol::TCP => "tcp".into(),
         IpProtocol::UDP => "udp".into(),
