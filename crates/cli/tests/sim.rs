@@ -53,7 +53,9 @@ fn run_writes_every_output_and_is_deterministic() {
         "queues.csv",
         "summary.json",
         "fct-cdf.png",
+        "fct-cdf.svg",
         "queue.png",
+        "queue.svg",
         "switch0-0.pcap",
     ] {
         let p = s.join("a").join(f);
