@@ -58,7 +58,12 @@ fn failover_quick_experiment_writes_its_outputs() {
     let _ = std::fs::remove_dir_all(&dir);
     let report = tandem_sim::experiment::run(&EXPERIMENT, true, &dir, &mut |_| {}).expect("run");
     assert_eq!(report.fails(), 0, "{report:#?}");
-    for f in ["failover_arrivals.csv", "failover_arrivals.png", "results.md"] {
+    for f in [
+        "failover_arrivals.csv",
+        "failover_arrivals.png",
+        "failover_arrivals.svg",
+        "results.md",
+    ] {
         assert!(dir.join(f).exists(), "{f}");
     }
     let _ = std::fs::remove_dir_all(&dir);

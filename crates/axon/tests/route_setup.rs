@@ -49,7 +49,12 @@ fn route_setup_quick_experiment_writes_its_outputs() {
     let _ = std::fs::remove_dir_all(&dir);
     let report = tandem_sim::experiment::run(&EXPERIMENT, true, &dir, &mut |_| {}).expect("run");
     assert_eq!(report.fails(), 0, "{report:#?}");
-    for f in ["route_setup.csv", "arp_to_first_packet_cdf.png", "results.md"] {
+    for f in [
+        "route_setup.csv",
+        "arp_to_first_packet_cdf.png",
+        "arp_to_first_packet_cdf.svg",
+        "results.md",
+    ] {
         assert!(dir.join(f).exists(), "{f}");
     }
     let csv = std::fs::read_to_string(dir.join("route_setup.csv")).unwrap();

@@ -10,7 +10,7 @@ use crate::units::fmt_bytes;
 use std::fmt::Write as _;
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
-use tandem_sim::plot;
+use tandem_sim::plot::{Axis, Figure, Series};
 use tandem_tcpu::analysis::{self, AnalysisError, FlowSpan, IntervalBytes, OffloadAnalysis};
 use tandem_wire::flow::{read_csv, FlowRecord};
 use tandem_wire::pcap::{TraceError, TraceReader};
@@ -145,39 +145,29 @@ fn write_outputs(a: &OffloadAnalysis, dir: &Path) -> Result<(), CliError> {
         for (x, p) in &cc {
             let _ = writeln!(c, "{k},{x:.6},{p:.6}");
         }
-        series.push((format!("k = {k}"), step(&cc)));
+        series.push(Series::new(format!("k = {k}"), cc).staircase(1.0));
     }
     write(&dir.join("tfor-ccdf.csv"), &c)?;
-    let png = |name: &str| dir.join(name);
-    plot::lines(
-        &png("active-flows-ccdf.png"),
+    // CCDFs are staircases from P = 1. Active flows are a count, log when they span decades.
+    let png = dir.join("active-flows-ccdf.png");
+    Figure::new(
         "CCDF of active flows per interval (paper Fig. 1)",
-        "active flows",
+        Axis::new("active flows").integer().auto(),
         "P(active flows > x)",
-        &[("intervals".to_string(), step(&active_ccdf))],
     )
-    .map_err(|e| CliError::runtime(&png("active-flows-ccdf.png"), e.0))?;
-    plot::lines(
-        &png("tfor-ccdf.png"),
+    .series(Series::new("intervals", active_ccdf).staircase(1.0))
+    .save(&png)
+    .map_err(|e| CliError::runtime(&png, e.0))?;
+    let png = dir.join("tfor-ccdf.png");
+    Figure::new(
         "CCDF of the traffic offload ratio (paper Fig. 2)",
         "TFOR (share of bytes in the top k flows)",
         "P(TFOR > x)",
-        &series,
     )
-    .map_err(|e| CliError::runtime(&png("tfor-ccdf.png"), e.0))?;
+    .with(series)
+    .save(&png)
+    .map_err(|e| CliError::runtime(&png, e.0))?;
     Ok(())
-}
-
-/// A CCDF as a step curve starting at P = 1.
-fn step(cc: &[(f64, f64)]) -> Vec<(f64, f64)> {
-    let mut pts = Vec::with_capacity(cc.len() * 2 + 1);
-    let mut prev = 1.0;
-    for &(x, p) in cc {
-        pts.push((x, prev));
-        pts.push((x, p));
-        prev = p;
-    }
-    pts
 }
 
 fn print_summary(file: &Path, records: &[FlowRecord], a: &OffloadAnalysis, dir: &Path) {
@@ -210,7 +200,7 @@ fn print_summary(file: &Path, records: &[FlowRecord], a: &OffloadAnalysis, dir: 
         );
     }
     println!(
-        "wrote intervals.csv, active-flows-ccdf.{{csv,png}}, tfor-ccdf.{{csv,png}} in {}",
+        "wrote intervals.csv, active-flows-ccdf.{{csv,png,svg}}, tfor-ccdf.{{csv,png,svg}} in {}",
         dir.display()
     );
 }
@@ -308,14 +298,16 @@ pub fn cam(file: &Path, out: Option<&Path>) -> Result<(), CliError> {
     }
     write(&out_dir.join("cam.csv"), &a.csv())?;
     write(&out_dir.join("summary.csv"), &summary)?;
+    // A CDF over entry counts that span decades: log x, whole-number ticks, drawn as the
+    // staircase it is.
     let png = out_dir.join("cam.png");
-    plot::lines(
-        &png,
+    Figure::new(
         "CAM entries needed per port",
-        "CAM entries",
+        Axis::new("CAM entries").log().integer(),
         "share of repeat packets served",
-        &[("trace".to_string(), a.cdf_points())],
     )
+    .series(Series::new("trace", a.cdf_points()).staircase(0.0))
+    .save(&png)
     .map_err(|e| CliError::runtime(&png, e))?;
     println!("results in {}", out_dir.display());
     Ok(())

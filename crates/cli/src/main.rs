@@ -51,8 +51,8 @@ enum Command {
     Lab(axon_cmd::LabCommand),
     /// Run a built-in experiment and compare it with the paper (or ns-3) it reproduces.
     ///
-    /// Writes CSV, PNG plots and results.md (a reference-vs-measured table) into the output
-    /// folder. Experiments are compiled in: this works from any directory.
+    /// Writes CSV, plots (PNG and SVG) and results.md (a reference-vs-measured table) into the
+    /// output folder. Experiments are compiled in: this works from any directory.
     #[command(arg_required_else_help = true)]
     Reproduce {
         /// The experiment (see --list).
@@ -76,7 +76,7 @@ enum Command {
 #[derive(Subcommand, Debug)]
 enum AnalyzeCommand {
     /// Active flows and the traffic offload ratio (TFOR: share of bytes in the top k flows)
-    /// per interval, with their CCDFs (TCPU paper, Figures 1 and 2), as CSV + PNG.
+    /// per interval, with their CCDFs (TCPU paper, Figures 1 and 2), as CSV + PNG + SVG.
     ///
     /// From a trace, each interval's bytes per flow are exact (a second pass over the
     /// packets) and flows are cut as `tandem pcap flows` does (60 s idle timeout); a flow CSV
@@ -122,7 +122,7 @@ enum AnalyzeCommand {
     },
     /// CAM entries an Axon host port needs for a trace (Axon thesis §4.5, Figure 4.9): for each
     /// IPv4 packet, the packets since the previous one to the same destination, plus one; as
-    /// CSV + PNG (cumulative share of packets a CAM of N entries serves).
+    /// CSV + PNG + SVG (cumulative share of packets a CAM of N entries serves).
     Cam {
         /// A pcap or pcapng trace.
         pcap: PathBuf,
@@ -158,8 +158,8 @@ enum OfCommand {
 #[derive(Subcommand, Debug)]
 enum SimCommand {
     /// Run a scenario: progress on standard error, a summary at the end, and flows, drops and
-    /// queues as CSV and Parquet (flows.csv, flows.parquet, ...), summary.json, pcaps and PNG
-    /// plots in the output folder.
+    /// queues as CSV and Parquet (flows.csv, flows.parquet, ...), summary.json, pcaps and plots
+    /// (PNG and SVG) in the output folder.
     Run {
         /// The scenario file (TOML; see scenarios/ for examples).
         scenario: PathBuf,

@@ -304,8 +304,10 @@ fn analyze_offload_reads_traces_and_flow_csvs_alike() {
             "intervals.csv",
             "active-flows-ccdf.csv",
             "active-flows-ccdf.png",
+            "active-flows-ccdf.svg",
             "tfor-ccdf.csv",
             "tfor-ccdf.png",
+            "tfor-ccdf.svg",
         ] {
             assert!(out.join(f).is_file(), "{f} missing");
         }
@@ -1179,6 +1181,8 @@ fn analyze_cam_sizes_the_cam_from_a_trace() {
     assert!(csv.starts_with("entries,packets,cumulative_fraction\n"), "{csv}");
     assert!(csv.trim_end().ends_with(",1.000000"), "{csv}");
     assert_eq!(&std::fs::read(out.join("cam.png")).unwrap()[1..4], b"PNG");
+    let svg = std::fs::read_to_string(out.join("cam.svg")).unwrap();
+    assert!(svg.starts_with("<svg") && svg.contains("CAM entries"), "{svg}");
     for args in [
         vec!["analyze", "cam", "Cargo.toml"],
         vec!["analyze", "cam", "missing.pcap"],

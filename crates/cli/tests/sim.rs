@@ -56,7 +56,9 @@ fn run_writes_every_output_and_is_deterministic() {
         "queues.parquet",
         "summary.json",
         "fct-cdf.png",
+        "fct-cdf.svg",
         "queue.png",
+        "queue.svg",
         "switch0-0.pcap",
     ] {
         let p = s.join("a").join(f);

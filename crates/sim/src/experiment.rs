@@ -1,6 +1,7 @@
 //! The experiment harness behind `tandem reproduce`: a named experiment runs one or more
-//! scenarios and writes, into its output folder, CSV data, PNG plots and `results.md`, a
-//! table of reference (paper or ns-3) against measured numbers with a verdict per row.
+//! scenarios and writes, into its output folder, CSV data, plots (each a PNG with an SVG beside
+//! it, see [`crate::plot`]) and `results.md`, a table of reference (paper or ns-3) against
+//! measured numbers with a verdict per row.
 //!
 //! Every row says what [`Kind`] of number it is: an input (taken from the paper, or the model
 //! calibrated to it), an identity (follows from the inputs by arithmetic) or a prediction (emerges
@@ -180,7 +181,7 @@ pub struct Report {
     pub rows: Vec<Row>,
     /// Notes: parameters, explanations of gaps.
     pub notes: Vec<String>,
-    /// Other files written (CSV, PNG), relative to the output folder.
+    /// Other files written (CSV, PNG, SVG), relative to the output folder.
     pub files: Vec<String>,
 }
 

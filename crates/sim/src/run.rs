@@ -1,6 +1,6 @@
 //! Runs a loaded scenario end to end and writes its outputs into a directory:
-//! `flows`, `drops` and `queues` as CSV and Parquet, `summary.json`, optional pcaps and PNG
-//! plots.
+//! `flows`, `drops` and `queues` as CSV and Parquet, `summary.json`, optional pcaps and plots
+//! (PNG and SVG).
 
 use crate::plot;
 use crate::report::{self, FlowStats};
@@ -151,12 +151,14 @@ pub fn run_cancellable(
     }
     if sc.output.plots {
         if !flows.fct_us.is_empty() {
-            plot::cdf(
-                &out_dir.join("fct-cdf.png"),
-                &format!("{}: flow completion times", sc.name),
-                "FCT (us)",
-                &[("all flows".to_string(), flows.fct_us.clone())],
+            // FCTs of a mixed workload span decades: log x when they do.
+            plot::Figure::new(
+                format!("{}: flow completion times", sc.name),
+                plot::Axis::new("FCT (us)").auto(),
+                "CDF",
             )
+            .series(plot::Series::cdf("all flows", &flows.fct_us))
+            .save(&out_dir.join("fct-cdf.png"))
             .map_err(RunError::Plot)?;
         }
         // Queue of the busiest sampled port over time.
@@ -167,20 +169,29 @@ pub fn run_cancellable(
             }
         }
         if let Some((node, port, _)) = busiest {
-            let pts: Vec<(f64, f64)> = sim
-                .samples
-                .iter()
-                .filter(|s| s.node == node && s.port == port)
-                .map(|s| (crate::time::as_secs(s.time) * 1e3, s.bytes as f64 / 1024.0))
-                .collect();
+            // Without `sample_ports` only non-empty queues are sampled: a gap of more than one
+            // interval between two samples is an empty queue, drawn as zeros rather than as a
+            // straight line across the gap.
+            let every = sc.output.queue_sample_interval;
+            let ms = |t: crate::time::Time| crate::time::as_secs(t) * 1e3;
+            let mut pts: Vec<(f64, f64)> = Vec::new();
+            let mut last: Option<crate::time::Time> = None;
+            for s in sim.samples.iter().filter(|s| s.node == node && s.port == port) {
+                if let Some(prev) = last.filter(|&p| every > 0 && s.time > p + every) {
+                    pts.push((ms(prev + every), 0.0));
+                    pts.push((ms(s.time - every), 0.0));
+                }
+                pts.push((ms(s.time), s.bytes as f64 / 1024.0));
+                last = Some(s.time);
+            }
             let name = &sim.nodes()[node.0 as usize].name;
-            plot::lines(
-                &out_dir.join("queue.png"),
-                &format!("{}: queue at {name} port {port}", sc.name),
+            plot::Figure::new(
+                format!("{}: queue at {name} port {port}", sc.name),
                 "time (ms)",
                 "queue (KiB)",
-                &[(String::new(), pts)],
             )
+            .series(plot::Series::new("", pts))
+            .save(&out_dir.join("queue.png"))
             .map_err(RunError::Plot)?;
         }
     }

@@ -69,7 +69,7 @@ pub struct OutputConfig {
     /// Ports sampled at every tick even when empty (default: every switch port, non-empty
     /// samples only).
     pub sample_ports: Vec<(NodeId, u16)>,
-    /// Draw PNG plots (`fct-cdf.png`, `queue.png`).
+    /// Draw plots, each as PNG and SVG (`fct-cdf.png`/`.svg`, `queue.png`/`.svg`).
     pub plots: bool,
 }
 

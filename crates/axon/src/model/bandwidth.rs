@@ -11,7 +11,7 @@ use super::topology::NodeKind;
 use tandem_sim::experiment::{
     par_map, threads, write, Experiment, ExperimentCtx, ExperimentError, Kind, Report, Row, Target,
 };
-use tandem_sim::plot;
+use tandem_sim::plot::{Axis, Figure, Series};
 use tandem_sim::time::MS;
 
 /// The experiment.
@@ -132,13 +132,14 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             )
         })
         .collect();
-    plot::lines(
-        &ctx.path("bandwidth.png"),
+    Figure::new(
         "Per-flow goodput, Table 4.1 flows (1 GbE)",
-        "flow (1->2, 2->3, 3->1, 4->6, 6->5, 5->4)",
+        Axis::new("flow (1->2, 2->3, 3->1, 4->6, 6->5, 5->4)").integer(),
         "goodput (Mb/s)",
-        &series,
-    )?;
+    )
+    // Flows are categories, not a continuum: markers only, no line between them.
+    .with(series.into_iter().map(|(n, p)| Series::new(n, p).points()))
+    .save(&ctx.path("bandwidth.png"))?;
     let agg = |kind, tcp, ring| {
         cases
             .iter()
@@ -251,6 +252,11 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
              to its UDP."
                 .into(),
         ],
-        files: vec!["bandwidth.csv".into(), "counters.csv".into(), "bandwidth.png".into()],
+        files: vec![
+            "bandwidth.csv".into(),
+            "counters.csv".into(),
+            "bandwidth.png".into(),
+            "bandwidth.svg".into(),
+        ],
     })
 }

@@ -13,7 +13,7 @@ use crate::timing::{wire_time_ps, ForwardingMode};
 use tandem_sim::experiment::{
     par_map, threads, write, Experiment, ExperimentCtx, ExperimentError, Kind, Report, Row, Target,
 };
-use tandem_sim::plot;
+use tandem_sim::plot::{self, Axis, Figure};
 use tandem_sim::time::MS;
 
 /// The experiment.
@@ -149,15 +149,15 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
                 )
             })
             .collect();
-        let file = format!("congestion_{}.png", if i == 0 { "small" } else { "large" });
-        plot::lines(
-            &ctx.path(&file),
-            &format!("TCP_RR round trip, {name} packets"),
+        let stem = format!("congestion_{}", if i == 0 { "small" } else { "large" });
+        Figure::new(
+            format!("TCP_RR round trip, {name} packets"),
             "UDP cross traffic per direction (Mb/s)",
-            "mean RTT (us)",
-            &series,
-        )?;
-        files.push(file);
+            Axis::new("mean RTT (us)").auto(),
+        )
+        .with(series)
+        .save(&ctx.path(&stem))?;
+        files.extend(plot::files(&stem));
         for load in [0, top] {
             let ct = get(ForwardingMode::CutThrough, i, load);
             let sf = get(ForwardingMode::StoreAndForward, i, load);

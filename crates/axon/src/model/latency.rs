@@ -11,7 +11,7 @@ use crate::timing::ForwardingMode;
 use tandem_sim::experiment::{
     par_map, threads, write, Experiment, ExperimentCtx, ExperimentError, Kind, Report, Row, Target,
 };
-use tandem_sim::plot;
+use tandem_sim::plot::{Axis, Figure};
 use tandem_sim::time::MS;
 
 /// The experiment.
@@ -126,13 +126,13 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             ));
         }
     }
-    plot::lines(
-        &ctx.path("latency.png"),
+    Figure::new(
         "One-way latency through N devices (1 GbE)",
-        "devices",
+        Axis::new("devices").integer(),
         "latency (us)",
-        &series,
-    )?;
+    )
+    .with(series)
+    .save(&ctx.path("latency.png"))?;
     let mut rows = Vec::new();
     for (s, name) in [(60usize, "64 B"), (1514, "1,514 B")] {
         let one = get(Forwarder::AxonCutThrough, s, 1);
@@ -222,6 +222,6 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
              frame once."
                 .into(),
         ],
-        files: vec!["latency.csv".into(), "latency.png".into()],
+        files: vec!["latency.csv".into(), "latency.png".into(), "latency.svg".into()],
     })
 }

@@ -13,7 +13,7 @@ use super::topology::NodeKind;
 use tandem_sim::experiment::{
     par_map, threads, write, Experiment, ExperimentCtx, ExperimentError, Kind, Report, Row, Target,
 };
-use tandem_sim::plot;
+use tandem_sim::plot::Figure;
 use tandem_sim::time::MS;
 use tandem_wire::axon::header_len_for;
 
@@ -75,13 +75,13 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
                 .collect(),
         ));
     }
-    plot::lines(
-        &ctx.path("overhead.png"),
+    Figure::new(
         "Maximum TCP goodput on 1 Gb/s",
         "IP packet size (bytes)",
         "goodput (Mb/s)",
-        &series,
-    )?;
+    )
+    .with(series)
+    .save(&ctx.path("overhead.png"))?;
     let eth = max_goodput_mbps(1500, None);
     let mut rows = Vec::new();
     for (h, reference) in [(1usize, None), (10, None), (100, Some(3.0))] {
@@ -134,7 +134,12 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
              grown by the header, fit the inter-Axon links; the analytic row is the reference."
                 .into(),
         ],
-        files: vec!["overhead.csv".into(), "overhead.png".into(), "simulated.csv".into()],
+        files: vec![
+            "overhead.csv".into(),
+            "overhead.png".into(),
+            "overhead.svg".into(),
+            "simulated.csv".into(),
+        ],
     })
 }
 

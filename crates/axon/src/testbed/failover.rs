@@ -11,7 +11,7 @@ use super::layout::{host_ip, LineSpec};
 use super::net::FailureNotice;
 use crate::control::{DiscoveryConfig, Endpoint};
 use tandem_sim::experiment::{write, Experiment, ExperimentCtx, ExperimentError, Kind, Report, Row, Target};
-use tandem_sim::plot;
+use tandem_sim::plot::{Axis, Figure, Series};
 
 /// The experiment.
 pub const EXPERIMENT: Experiment = Experiment {
@@ -245,13 +245,14 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             (o.setup.detection.name().to_string(), pts)
         })
         .collect();
-    plot::lines(
-        &ctx.path("failover_arrivals.png"),
+    Figure::new(
         "Frames arriving at T per 100 us; a link on the path fails at 0",
         "ms since the failure",
-        "frames per 100 us",
-        &series,
-    )?;
+        Axis::new("frames per 100 us").integer(),
+    )
+    // Counts per bin: drawn as the histogram they are (steps), a dash pattern per series.
+    .with(series.into_iter().map(|(n, p)| Series::new(n, p).staircase(0.0)))
+    .save(&ctx.path("failover_arrivals.png"))?;
     let mut rows = vec![];
     for o in &outs {
         let setting = format!(
@@ -320,6 +321,6 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             ),
             "Time until frames flow again: from the failure to the arrival of the first frame sent after it.".into(),
         ],
-        files: vec!["failover_arrivals.csv".into(), "failover_arrivals.png".into()],
+        files: vec!["failover_arrivals.csv".into(), "failover_arrivals.png".into(), "failover_arrivals.svg".into()],
     })
 }

@@ -18,7 +18,7 @@ use super::net::Testbed;
 use super::HostId;
 use crate::control::SoftwareDelays;
 use tandem_sim::experiment::{write, Experiment, ExperimentCtx, ExperimentError, Kind, Report, Row, Target};
-use tandem_sim::plot;
+use tandem_sim::plot::{Axis, Figure, Series};
 use tandem_wire::Ipv4Addr;
 
 /// The experiment.
@@ -274,12 +274,13 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             (format!("{} ({} routes at once)", r.burst.name, r.routes.len()), v)
         })
         .collect();
-    plot::cdf(
-        &ctx.path("arp_to_first_packet_cdf.png"),
+    Figure::new(
         "ARP request to first data frame at the target, routes requested at once",
-        "ms",
-        &series,
-    )?;
+        Axis::new("ms").auto(),
+        "CDF",
+    )
+    .with(series.iter().map(|(n, v)| Series::cdf(n.as_str(), v)))
+    .save(&ctx.path("arp_to_first_packet_cdf.png"))?;
 
     let d = SoftwareDelays::default();
     let mut rows = vec![];
@@ -362,6 +363,6 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             "Why the pair is a little below the model: each processor serves its work in arrival order, so the target Axon does most Phase II work before the Phase III work of the same routes, the source Axon's Phase IV work bunches up at the end (replies 198 us apart) and the burst lasts a few percent longer than the bottleneck's busy time.".into(),
             "ARP to first packet: from a host's ARP request to the arrival of its first data frame (sent as soon as the reply comes) at the target. Under a burst it is dominated by queueing at the busy processors.".into(),
         ],
-        files: vec!["route_setup.csv".into(), "arp_to_first_packet_cdf.png".into()],
+        files: vec!["route_setup.csv".into(), "arp_to_first_packet_cdf.png".into(), "arp_to_first_packet_cdf.svg".into()],
     })
 }

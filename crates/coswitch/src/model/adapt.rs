@@ -11,7 +11,7 @@ use crate::types::{Time, SEC};
 use tandem_sim::experiment::{
     par_map, threads, write, Experiment, ExperimentCtx, ExperimentError, Kind, Report, Row, Target,
 };
-use tandem_sim::plot;
+use tandem_sim::plot::{Axis, Figure};
 
 /// The step's shape.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -125,34 +125,31 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
     let series = |o: &Outcome, f: &dyn Fn(&Sample) -> f64| -> Vec<(f64, f64)> {
         o.samples.iter().map(|x| (x.t, f(x))).collect()
     };
-    plot::lines(
-        &ctx.path("threshold.png"),
-        &format!("Threshold; mice double at {step} s"),
+    Figure::new(
+        format!("Threshold; mice double at {step} s"),
         "time (s)",
-        "threshold (packets)",
-        &[("Flow-Prediction".into(), series(&lp, &|x| f64::from(x.threshold)))],
-    )?;
-    plot::lines(
-        &ctx.path("utilization.png"),
-        &format!("Utilization; mice double at {step} s"),
+        Axis::new("threshold (packets)").integer(),
+    )
+    .with([("Flow-Prediction", series(&lp, &|x| f64::from(x.threshold)))])
+    .save(&ctx.path("threshold.png"))?;
+    Figure::new(
+        format!("Utilization; mice double at {step} s"),
         "time (s)",
         "utilization / table fill (%)",
-        &[
-            (
-                "server core, closed loop".into(),
-                series(&lp, &|x| x.server_cpu * 100.0),
-            ),
-            ("switch CPU, closed loop".into(), series(&lp, &|x| x.switch_cpu * 100.0)),
-            (
-                "TCAM fill, closed loop".into(),
-                series(&lp, &|x| x.tcam as f64 / 2048.0 * 100.0),
-            ),
-            (
-                "server core, frozen threshold".into(),
-                series(&frozen, &|x| x.server_cpu * 100.0),
-            ),
-        ],
-    )?;
+    )
+    .with([
+        ("server core, closed loop", series(&lp, &|x| x.server_cpu * 100.0)),
+        ("switch CPU, closed loop", series(&lp, &|x| x.switch_cpu * 100.0)),
+        (
+            "TCAM fill, closed loop",
+            series(&lp, &|x| x.tcam as f64 / 2048.0 * 100.0),
+        ),
+        (
+            "server core, frozen threshold",
+            series(&frozen, &|x| x.server_cpu * 100.0),
+        ),
+    ])
+    .save(&ctx.path("utilization.png"))?;
     let tail = (end - 10.0).max(step);
     let settle_before = settling_periods(&lp.samples, 0.0, step);
     let settle_after = settling_periods(&lp.samples, step, end);
@@ -167,7 +164,13 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
         reference:
             "beyond the paper (issue: settle within a few control periods, no oscillation, neither side saturated)"
                 .into(),
-        files: vec!["adapt.csv".into(), "threshold.png".into(), "utilization.png".into()],
+        files: vec![
+            "adapt.csv".into(),
+            "threshold.png".into(),
+            "threshold.svg".into(),
+            "utilization.png".into(),
+            "utilization.svg".into(),
+        ],
         ..Report::default()
     };
     let p = "control periods";

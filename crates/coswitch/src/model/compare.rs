@@ -18,7 +18,7 @@ use crate::types::SEC;
 use tandem_sim::experiment::{
     par_map, threads, write, Experiment, ExperimentCtx, ExperimentError, Kind, Report, Row, Target,
 };
-use tandem_sim::plot;
+use tandem_sim::plot::{Axis, Figure, Series};
 
 /// Paper: CoSwitch's server core at the load where vswitch only saturates (Fig. 8).
 pub const PAPER_COSWITCH_SERVER_CPU: f64 = 0.37;
@@ -180,59 +180,60 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
     let by_mb = |pts: &[Point], f: &dyn Fn(&Point) -> f64| -> Vec<(f64, f64)> {
         pts.iter().map(|p| (p.pps * 500.0 / 1e6, f(p))).collect()
     };
-    plot::lines(
-        &ctx.path("fig8-server-cpu.png"),
+    Figure::new(
         "Fig. 8: server core utilization",
         "input load (MB/s, at 500 B per packet)",
         "CPU (%)",
-        &[
-            ("vswitch only".into(), by_mb(&vsw, &|p| p.outcome.server_cpu * 100.0)),
-            ("CoSwitch".into(), by_mb(&cos, &|p| p.outcome.server_cpu * 100.0)),
-            ("physical only".into(), by_mb(&phy, &|p| p.outcome.server_cpu * 100.0)),
-        ],
-    )?;
-    plot::lines(
-        &ctx.path("fig9-entries.png"),
-        &format!("Fig. 9: physical-switch entries at {} kpps", TRACE_PPS / 1e3),
+    )
+    .with([
+        ("vswitch only", by_mb(&vsw, &|p| p.outcome.server_cpu * 100.0)),
+        ("CoSwitch", by_mb(&cos, &|p| p.outcome.server_cpu * 100.0)),
+        ("physical only", by_mb(&phy, &|p| p.outcome.server_cpu * 100.0)),
+    ])
+    .save(&ctx.path("fig8-server-cpu.png"))?;
+    Figure::new(
+        format!("Fig. 9: physical-switch entries at {} kpps", TRACE_PPS / 1e3),
         "idle timeout (s)",
-        "flow entries (peak)",
-        &[
-            (
-                "physical only (needed)".into(),
-                c.timeouts
-                    .iter()
-                    .map(|(t, p, _)| (*t as f64, p.outcome.tcam_max as f64))
-                    .collect(),
-            ),
-            (
-                "CoSwitch".into(),
-                c.timeouts
-                    .iter()
-                    .map(|(t, _, p)| (*t as f64, p.outcome.tcam_max as f64))
-                    .collect(),
-            ),
-            (
-                "TCAM size".into(),
-                c.timeouts.iter().map(|(t, _, _)| (*t as f64, 2048.0)).collect(),
-            ),
-        ],
-    )?;
+        Axis::new("flow entries (peak)").integer(),
+    )
+    .with([
+        (
+            "physical only (needed)",
+            c.timeouts
+                .iter()
+                .map(|(t, p, _)| (*t as f64, p.outcome.tcam_max as f64))
+                .collect(),
+        ),
+        (
+            "CoSwitch",
+            c.timeouts
+                .iter()
+                .map(|(t, _, p)| (*t as f64, p.outcome.tcam_max as f64))
+                .collect(),
+        ),
+    ])
+    // The TCAM size is a reference: a dashed line without markers.
+    .series(
+        Series::new(
+            "TCAM size",
+            c.timeouts.iter().map(|(t, _, _)| (*t as f64, 2048.0)).collect(),
+        )
+        .line()
+        .dashed(),
+    )
+    .save(&ctx.path("fig9-entries.png"))?;
     let by_k = |pts: &[Point], f: &dyn Fn(&Point) -> f64| -> Vec<(f64, f64)> {
         pts.iter()
             .filter(|p| p.pps <= 20_000.0)
             .map(|p| (p.pps / 1e3, f(p)))
             .collect()
     };
-    plot::lines(
-        &ctx.path("fig10-switch-cpu.png"),
-        "Fig. 10: physical switch CPU",
-        "input load (kpps)",
-        "CPU (%)",
-        &[
-            ("physical only".into(), by_k(&phy, &|p| p.outcome.switch_cpu * 100.0)),
-            ("CoSwitch".into(), by_k(&cos, &|p| p.outcome.switch_cpu * 100.0)),
-        ],
-    )?;
+    Figure::new("Fig. 10: physical switch CPU", "input load (kpps)", "CPU (%)")
+        .with([
+            ("physical only", by_k(&phy, &|p| p.outcome.switch_cpu * 100.0)),
+            ("CoSwitch", by_k(&cos, &|p| p.outcome.switch_cpu * 100.0)),
+        ])
+        .save(&ctx.path("fig10-switch-cpu.png"))?;
     let mut rep = Report {
         title: "CoSwitch vs vswitch only vs physical only (Figs. 8, 9, 10)".into(),
         reference: "Zhang et al., CoSwitch, §IV: vswitch only saturates the server core beyond 100 MB/s where \
@@ -243,8 +244,11 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             "compare.csv".into(),
             "entries-vs-timeout.csv".into(),
             "fig8-server-cpu.png".into(),
+            "fig8-server-cpu.svg".into(),
             "fig9-entries.png".into(),
+            "fig9-entries.svg".into(),
             "fig10-switch-cpu.png".into(),
+            "fig10-switch-cpu.svg".into(),
         ],
         ..Report::default()
     };

@@ -19,7 +19,7 @@ use crate::types::SEC;
 use tandem_sim::experiment::{
     par_map, threads, write, Experiment, ExperimentCtx, ExperimentError, Kind, Report, Row, Target,
 };
-use tandem_sim::plot;
+use tandem_sim::plot::Figure;
 
 /// Paper: the server core saturates at about 80 kpps (Fig. 4).
 pub const PAPER_VSWITCH_KPPS: f64 = 80.0;
@@ -161,46 +161,34 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
     let curve = |pts: &[Point], f: &dyn Fn(&Point) -> f64| -> Vec<(f64, f64)> {
         pts.iter().map(|p| (p.pps / 1e3, f(p))).collect()
     };
-    plot::lines(
-        &ctx.path("fig4-static.png"),
+    Figure::new(
         "Fig. 4: data-plane work (static rules)",
         "input load (kpps)",
         "CPU utilization (%)",
-        &[
-            (
-                "virtual switch core".into(),
-                curve(stat, &|p| p.outcome.server_cpu * 100.0),
-            ),
-            (
-                "physical switch CPU".into(),
-                curve(stat, &|p| p.outcome.switch_cpu * 100.0),
-            ),
-        ],
-    )?;
-    plot::lines(
-        &ctx.path("fig5-reactive.png"),
+    )
+    .with([
+        ("virtual switch core", curve(stat, &|p| p.outcome.server_cpu * 100.0)),
+        ("physical switch CPU", curve(stat, &|p| p.outcome.switch_cpu * 100.0)),
+    ])
+    .save(&ctx.path("fig4-static.png"))?;
+    Figure::new(
         "Fig. 5: control-plane work (reactive rules)",
         "input load (kpps)",
         "utilization (%)",
-        &[
-            (
-                "virtual switch core".into(),
-                curve(vsw, &|p| p.outcome.server_cpu * 100.0),
-            ),
-            (
-                "physical switch CPU".into(),
-                curve(phy, &|p| p.outcome.switch_cpu * 100.0),
-            ),
-            (
-                "physical switch CPU, unlimited TCAM".into(),
-                curve(unl, &|p| p.outcome.switch_cpu * 100.0),
-            ),
-            (
-                "physical switch TCAM (of 2K)".into(),
-                curve(phy, &|p| p.outcome.tcam_max as f64 / 2048.0 * 100.0),
-            ),
-        ],
-    )?;
+    )
+    .with([
+        ("virtual switch core", curve(vsw, &|p| p.outcome.server_cpu * 100.0)),
+        ("physical switch CPU", curve(phy, &|p| p.outcome.switch_cpu * 100.0)),
+        (
+            "physical switch CPU, unlimited TCAM",
+            curve(unl, &|p| p.outcome.switch_cpu * 100.0),
+        ),
+        (
+            "physical switch TCAM (of 2K)",
+            curve(phy, &|p| p.outcome.tcam_max as f64 / 2048.0 * 100.0),
+        ),
+    ])
+    .save(&ctx.path("fig5-reactive.png"))?;
     let mut rep = Report {
         title: "CoSwitch profiling: virtual vs physical switch (Figs. 4 and 5)".into(),
         reference: "Zhang et al., CoSwitch, §II.C: vswitch core saturates at about 80 kpps with static rules; \
@@ -210,7 +198,9 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
         files: vec![
             "profile.csv".into(),
             "fig4-static.png".into(),
+            "fig4-static.svg".into(),
             "fig5-reactive.png".into(),
+            "fig5-reactive.svg".into(),
         ],
         ..Report::default()
     };

@@ -19,7 +19,7 @@ use crate::config::TcpuConfig;
 use tandem_sim::config::{Marking, TcpConfig};
 use tandem_sim::experiment::{Experiment, ExperimentCtx, ExperimentError, Kind, Report, Row, Target};
 use tandem_sim::packet::FlowId;
-use tandem_sim::plot;
+use tandem_sim::plot::{Axis, Figure};
 use tandem_sim::sim::{Sim, SimOptions};
 use tandem_sim::time::{as_secs, tx_time, Time, MS, SEC};
 use tandem_sim::workload::{udp_onoff, FlowKind, FlowSpec};
@@ -264,13 +264,13 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             )
         })
         .collect();
-    plot::lines(
-        &ctx.path("fig6.png"),
+    Figure::new(
         "Low-rate burst attack: average TCP throughput",
-        "attackers",
+        Axis::new("attackers").integer(),
         "TCP throughput (Mb/s)",
-        &series,
-    )?;
+    )
+    .with(series)
+    .save(&ctx.path("fig6.png"))?;
     for o in &results {
         rep.rows.push(Row::new(
             Kind::Prediction,
@@ -353,7 +353,12 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
         ));
         write(ctx, "tcpu-counters.csv", &common::counters_csv(&o.model_report))?;
     }
-    rep.files = vec!["fig6.png".into(), "fig6.csv".into(), "tcpu-counters.csv".into()];
+    rep.files = vec![
+        "fig6.png".into(),
+        "fig6.svg".into(),
+        "fig6.csv".into(),
+        "tcpu-counters.csv".into(),
+    ];
     rep.notes = vec![
         format!(
             "Network: {PORTS} hosts on one switch, 1 Gb/s links of 25 us (100 us base RTT); h1 sends one \

@@ -13,7 +13,7 @@ use crate::config::TcpuConfig;
 use tandem_sim::config::{CcAlgo, DelayedAck, Marking, SwitchConfig, TcpConfig};
 use tandem_sim::experiment::{Experiment, ExperimentCtx, ExperimentError, Kind, Report, Row, Target};
 use tandem_sim::packet::{FlowId, NodeId};
-use tandem_sim::plot;
+use tandem_sim::plot::{Axis, Figure};
 use tandem_sim::report::quantile;
 use tandem_sim::sim::{Sim, SimOptions};
 use tandem_sim::time::{as_secs, Time, MS, SEC, US};
@@ -305,13 +305,13 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             )
         })
         .collect();
-    plot::lines(
-        &ctx.path("fig5.png"),
+    Figure::new(
         "Flash crowd: 99th percentile response finish time",
-        "requests in 1 s (NR)",
-        "p99 RFT (s)",
-        &series,
-    )?;
+        Axis::new("requests in 1 s (NR)").integer(),
+        Axis::new("p99 RFT (s)").auto(),
+    )
+    .with(series)
+    .save(&ctx.path("fig5.png"))?;
     for (s, o) in &results {
         rep.rows.push(Row::new(
             Kind::Prediction,
@@ -419,6 +419,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
     }
     rep.files = vec![
         "fig5.png".into(),
+        "fig5.svg".into(),
         "fig5.csv".into(),
         "table1.csv".into(),
         "tcpu-counters.csv".into(),

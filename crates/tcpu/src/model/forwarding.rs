@@ -13,7 +13,7 @@ use crate::config::TcpuConfig;
 use tandem_sim::config::Marking;
 use tandem_sim::experiment::{Experiment, ExperimentCtx, ExperimentError, Kind, Report, Row, Target};
 use tandem_sim::packet::{FlowId, NodeId};
-use tandem_sim::plot;
+use tandem_sim::plot::{Axis, Dash, Figure, Series};
 use tandem_sim::sim::{Sim, SimOptions};
 use tandem_sim::time::{as_secs, Time, MS, SEC};
 use tandem_sim::workload::{FlowKind, FlowSpec};
@@ -299,20 +299,24 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
     if let Some(o) = results.first() {
         write(ctx, "tcpu-counters.csv", &common::counters_csv(&o.model_report))?;
     }
+    // The measured sweep with markers; the two capacities are references: plain dashed and
+    // dotted lines.
     let series = vec![
-        (
-            "through the CPU".to_string(),
+        Series::new(
+            "through the CPU",
             results
                 .iter()
                 .map(|o| (f64::from(o.servers), o.internal_bps / 1e9))
                 .collect(),
         ),
-        (
-            "internal-link capacity".to_string(),
+        Series::new(
+            "internal-link capacity",
             results.iter().map(|o| (f64::from(o.servers), capacity / 1e9)).collect(),
-        ),
-        (
-            "servers' link capacity".to_string(),
+        )
+        .line()
+        .dashed(),
+        Series::new(
+            "servers' link capacity",
             results
                 .iter()
                 .map(|o| {
@@ -322,17 +326,20 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
                     )
                 })
                 .collect(),
-        ),
+        )
+        .line()
+        .dash(Dash::Dotted),
     ];
-    plot::lines(
-        &ctx.path("forwarding.png"),
+    Figure::new(
         "Software forwarding: throughput through the CPU",
-        "servers",
+        Axis::new("servers").integer(),
         "Gb/s (wire)",
-        &series,
-    )?;
+    )
+    .with(series)
+    .save(&ctx.path("forwarding.png"))?;
     rep.files = vec![
         "forwarding.png".into(),
+        "forwarding.svg".into(),
         "forwarding.csv".into(),
         "tcpu-counters.csv".into(),
     ];

@@ -16,7 +16,7 @@ use crate::config::TcpuConfig;
 use tandem_sim::config::Marking;
 use tandem_sim::experiment::{Experiment, ExperimentCtx, ExperimentError, Kind, Report, Row, Target};
 use tandem_sim::packet::FlowId;
-use tandem_sim::plot;
+use tandem_sim::plot::{Axis, Dash, Figure, Series};
 use tandem_sim::sim::{Sim, SimOptions};
 use tandem_sim::time::{as_secs, Time, SEC};
 use tandem_sim::workload::{FlowKind, FlowSpec};
@@ -325,23 +325,24 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             .map(|o| (f64::from(o.n), o.goodput_bps / 1e6))
             .collect()
     };
+    // The paper's value is a reference: a dotted line without markers.
     let series = vec![
-        ("with deep buffer".to_string(), series_of(Setup::DeepBuffer)),
-        ("without deep buffer".to_string(), series_of(Setup::NoDeepBuffer)),
-        (
-            "paper (both)".to_string(),
-            ns.iter().map(|&n| (f64::from(n), PAPER_MBPS)).collect(),
-        ),
+        Series::new("with deep buffer", series_of(Setup::DeepBuffer)),
+        Series::new("without deep buffer", series_of(Setup::NoDeepBuffer)),
+        Series::new("paper (both)", ns.iter().map(|&n| (f64::from(n), PAPER_MBPS)).collect())
+            .line()
+            .dash(Dash::Dotted),
     ];
-    plot::lines(
-        &ctx.path("longflows.png"),
+    Figure::new(
         "Long TCP flows: aggregate goodput, 2 senders -> 1 receiver",
-        "long flows n",
+        Axis::new("long flows n").integer(),
         "Mb/s",
-        &series,
-    )?;
+    )
+    .with(series)
+    .save(&ctx.path("longflows.png"))?;
     rep.files = vec![
         "longflows.png".into(),
+        "longflows.svg".into(),
         "longflows.csv".into(),
         "tcpu-counters.csv".into(),
     ];

@@ -36,7 +36,7 @@ use crate::types::{FlowId, PacketRef, RuleMatch, Time, MS, SEC};
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, BinaryHeap};
 use tandem_sim::experiment::{Experiment, ExperimentCtx, ExperimentError, Kind, Report, Row, Target};
-use tandem_sim::plot;
+use tandem_sim::plot::{Axis, Figure};
 use tandem_sim::workload::FlowSizeCdf;
 
 /// Servers (paper §4).
@@ -548,14 +548,14 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             .map(|o| (f64::from(o.compress), o.tfor() * 100.0))
             .collect(),
     )];
-    plot::lines(
-        &ctx.path("offload.png"),
+    Figure::new(
         "Traffic offload ratio vs inter-arrival compression (k = 1,792)",
-        "inter-arrival compression (x)",
+        Axis::new("inter-arrival compression (x)").integer(),
         "TFOR (%)",
-        &series,
-    )?;
-    rep.files = vec!["offload.png".into(), "offload.csv".into()];
+    )
+    .with(series)
+    .save(&ctx.path("offload.png"))?;
+    rep.files = vec!["offload.png".into(), "offload.svg".into(), "offload.csv".into()];
     rep.notes = vec![
         format!(
             "Flow sizes: the built-in web-search CDF (DCTCP, SIGCOMM 2010) scaled by {scale:.4} to the paper's mean \

@@ -16,7 +16,7 @@ use crate::types::{Time, US};
 use tandem_sim::experiment::{
     par_map, threads, write, Experiment, ExperimentCtx, ExperimentError, Kind, Report, Row, Target,
 };
-use tandem_sim::plot;
+use tandem_sim::plot::{Figure, Series};
 
 /// Share of the bytes of the 64-1500 B mix that are payload (split at 64 B).
 pub const PAYLOAD_SHARE: f64 = (782.0 - 64.0) / 782.0;
@@ -124,32 +124,40 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
     write(ctx, "capacity.csv", &csv)?;
     let mut series = Vec::new();
     for &l in lats {
-        series.push((
-            format!("L = {} us: measured", l / US),
-            cells
-                .iter()
-                .zip(&res)
-                .filter(|((cl, _), _)| *cl == l)
-                .map(|((_, b), (g, _))| (*b as f64 / 1e6, f64::from(*g) * PAYLOAD_SHARE))
-                .collect::<Vec<_>>(),
-        ));
-        series.push((
-            format!("L = {} us: buffer / L", l / US),
-            bufs.iter()
-                .map(|&b| {
-                    let v = b as f64 * 8.0 / (l as f64 / 1e12) / 1e9;
-                    (b as f64 / 1e6, v.min(f64::from(MAX_GBPS) * PAYLOAD_SHARE))
-                })
-                .collect(),
-        ));
+        series.push(
+            Series::new(
+                format!("L = {} us: measured", l / US),
+                cells
+                    .iter()
+                    .zip(&res)
+                    .filter(|((cl, _), _)| *cl == l)
+                    .map(|((_, b), (g, _))| (*b as f64 / 1e6, f64::from(*g) * PAYLOAD_SHARE))
+                    .collect::<Vec<_>>(),
+            )
+            .solid(),
+        );
+        // The analytic bound: a dashed line without markers.
+        series.push(
+            Series::new(
+                format!("L = {} us: buffer / L", l / US),
+                bufs.iter()
+                    .map(|&b| {
+                        let v = b as f64 * 8.0 / (l as f64 / 1e12) / 1e9;
+                        (b as f64 / 1e6, v.min(f64::from(MAX_GBPS) * PAYLOAD_SHARE))
+                    })
+                    .collect(),
+            )
+            .line()
+            .dashed(),
+        );
     }
-    plot::lines(
-        &ctx.path("capacity.png"),
+    Figure::new(
         "Payload the buffer holds before drops (recirculation mode)",
         "buffer (MB)",
         "max lossless payload (Gb/s)",
-        &series,
-    )?;
+    )
+    .with(series)
+    .save(&ctx.path("capacity.png"))?;
     Ok(Report {
         title: "TurboSwitch: payload capacity of the switch buffer (beyond the slides)".into(),
         reference: "none (beyond the slides); the analytic bound buffer / NF latency is given next to each row".into(),
@@ -171,7 +179,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
              the same buffer; not run here."
                 .into(),
         ],
-        files: vec!["capacity.csv".into(), "capacity.png".into()],
+        files: vec!["capacity.csv".into(), "capacity.png".into(), "capacity.svg".into()],
     })
 }
 

@@ -16,7 +16,7 @@ use crate::config::Mode;
 use crate::nf;
 use crate::types::{Time, MS, US};
 use tandem_sim::experiment::{write, Experiment, ExperimentCtx, ExperimentError, Kind, Report, Row, Target};
-use tandem_sim::plot;
+use tandem_sim::plot::Figure;
 
 /// The NF's processing latency (slides: 20 us).
 pub const NF_LATENCY: Time = 20 * US;
@@ -212,46 +212,47 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
     ));
 
     let bins: Vec<_> = r.bins.iter().filter(|b| b.merged > 0).collect();
-    plot::lines(
-        &ctx.path("controller_latency.png"),
+    // Time series: lines, each later one with its own dash pattern.
+    Figure::new(
         "Copies mode: payload parking time while the load varies (20 us NF)",
         "time (us)",
         "us / Gb/s / 10",
-        &[
-            (
-                "payload parking time (us)".to_string(),
-                bins.iter().map(|b| (b.t_us, b.payload_us)).collect(),
-            ),
-            (
-                "NF latency (us)".to_string(),
-                bins.iter().map(|b| (b.t_us, b.nf_us)).collect(),
-            ),
-            (
-                "controller target (us)".to_string(),
-                bins.iter().map(|b| (b.t_us, b.target_us)).collect(),
-            ),
-            (
-                "input (Gb/s) / 10".to_string(),
-                bins.iter().map(|b| (b.t_us, b.input_gbps / 10.0)).collect(),
-            ),
-        ],
-    )?;
-    plot::lines(
-        &ctx.path("controller_copies.png"),
+    )
+    .with([
+        (
+            "payload parking time (us)".to_string(),
+            bins.iter().map(|b| (b.t_us, b.payload_us)).collect(),
+        ),
+        (
+            "NF latency (us)".to_string(),
+            bins.iter().map(|b| (b.t_us, b.nf_us)).collect(),
+        ),
+        (
+            "controller target (us)".to_string(),
+            bins.iter().map(|b| (b.t_us, b.target_us)).collect(),
+        ),
+        (
+            "input (Gb/s) / 10".to_string(),
+            bins.iter().map(|b| (b.t_us, b.input_gbps / 10.0)).collect(),
+        ),
+    ])
+    .save(&ctx.path("controller_latency.png"))?;
+    Figure::new(
         "Copies per payload while the load varies",
         "time (us)",
         "copies per payload / Gb/s / 100",
-        &[
-            (
-                "copies per payload".to_string(),
-                bins.iter().map(|b| (b.t_us, b.copies_per_split)).collect(),
-            ),
-            (
-                "input (Gb/s) / 100".to_string(),
-                bins.iter().map(|b| (b.t_us, b.input_gbps / 100.0)).collect(),
-            ),
-        ],
-    )?;
+    )
+    .with([
+        (
+            "copies per payload".to_string(),
+            bins.iter().map(|b| (b.t_us, b.copies_per_split)).collect(),
+        ),
+        (
+            "input (Gb/s) / 100".to_string(),
+            bins.iter().map(|b| (b.t_us, b.input_gbps / 100.0)).collect(),
+        ),
+    ])
+    .save(&ctx.path("controller_copies.png"))?;
     Ok(Report {
         title: "TurboSwitch: copies-mode controller under a varying load".into(),
         reference: "Scazzariello, Caiazzi, Chiesa, ICNP 2024 slides: Python simulator, \"20 us NF Processing \
@@ -285,7 +286,9 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             "controller_timeseries.csv".into(),
             "controller_phases.csv".into(),
             "controller_latency.png".into(),
+            "controller_latency.svg".into(),
             "controller_copies.png".into(),
+            "controller_copies.svg".into(),
         ],
     })
 }

@@ -17,7 +17,7 @@ use crate::types::{Time, MS, US};
 use tandem_sim::experiment::{
     par_map, threads, write, Experiment, ExperimentCtx, ExperimentError, Kind, Report, Row, Target,
 };
-use tandem_sim::plot;
+use tandem_sim::plot::{Axis, Figure, Series};
 
 /// Offered load of the headline comparison, Gb/s.
 pub const HEADLINE_GBPS: f64 = 90.0;
@@ -294,35 +294,38 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             .collect::<Vec<_>>()
     };
     let by_size = series(&|s| matches!(s.sizes, SizeDist::Fixed(_)), &|s| s.sizes.mean());
-    plot::lines(
-        &ctx.path("latency_vs_size.png"),
-        &format!("NF latency vs packet size, {HEADLINE_GBPS} Gb/s Poisson"),
+    // Sweeps of a few points: markers (automatic). A mode whose queue grows without bound puts
+    // the latency decades above the rest, so y goes log when the values span two decades.
+    Figure::new(
+        format!("NF latency vs packet size, {HEADLINE_GBPS} Gb/s Poisson"),
         "packet size (B)",
-        "mean NF latency (us)",
-        &by_size,
-    )?;
+        Axis::new("mean NF latency (us)").auto(),
+    )
+    .with(by_size)
+    .save(&ctx.path("latency_vs_size.png"))?;
     let by_load = series(&|s| s.sizes == MIX, &|s| s.gbps);
-    plot::lines(
-        &ctx.path("latency_vs_load.png"),
+    Figure::new(
         "NF latency vs offered load, 64-1500 B",
         "offered load (Gb/s)",
-        "mean NF latency (us)",
-        &by_load,
-    )?;
+        Axis::new("mean NF latency (us)").auto(),
+    )
+    .with(by_load)
+    .save(&ctx.path("latency_vs_load.png"))?;
     let mut cdf = Vec::new();
     for (name, r) in [
         ("no split: NF latency", ns),
         ("PayloadPark: NF latency", pp),
         ("TurboSwitch: NF latency", ts),
     ] {
-        cdf.push((name.to_string(), thin(&r.nf_samples, 2000)));
+        cdf.push(Series::cdf(name, &thin(&r.nf_samples, 2000)));
     }
-    plot::cdf(
-        &ctx.path("latency_cdf.png"),
-        &format!("NF latency, {HEADLINE_GBPS} Gb/s Poisson, 64-1500 B"),
-        "NF latency (us)",
-        &cdf,
-    )?;
+    Figure::new(
+        format!("NF latency, {HEADLINE_GBPS} Gb/s Poisson, 64-1500 B"),
+        Axis::new("NF latency (us)").auto(),
+        "CDF",
+    )
+    .with(cdf)
+    .save(&ctx.path("latency_cdf.png"))?;
     let f = nf::forwarder(crate::config::SwitchConfig::default().pipeline_latency);
     Ok(Report {
         title: "TurboSwitch: NF latency vs no splitting and PayloadPark".into(),
@@ -358,8 +361,11 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
         files: vec![
             "latency.csv".into(),
             "latency_cdf.png".into(),
+            "latency_cdf.svg".into(),
             "latency_vs_load.png".into(),
+            "latency_vs_load.svg".into(),
             "latency_vs_size.png".into(),
+            "latency_vs_size.svg".into(),
         ],
     })
 }

@@ -21,7 +21,7 @@ use crate::types::{Time, MS, US};
 use tandem_sim::experiment::{
     par_map, threads, write, Experiment, ExperimentCtx, ExperimentError, Kind, Report, Row, Target,
 };
-use tandem_sim::plot;
+use tandem_sim::plot::Figure;
 
 /// The NF's average latency (slides: 25 us).
 pub const NF_LATENCY: Time = 25 * US;
@@ -260,85 +260,85 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
         ));
     }
 
-    plot::lines(
-        &ctx.path("selfclock_queue.png"),
+    Figure::new(
         "Recirculation queue size vs input throughput (25 us NF)",
         "input throughput (Gb/s)",
         "mean queue size (KB)",
-        &[("measured".to_string(), q_pts.clone())],
-    )?;
-    plot::lines(
-        &ctx.path("selfclock_wait.png"),
+    )
+    .with([("measured".to_string(), q_pts.clone())])
+    .save(&ctx.path("selfclock_queue.png"))?;
+    Figure::new(
         "Payload queueing time per pass vs queue size",
         "mean queue size (KB)",
         "mean queueing time per pass (us)",
-        &[("measured".to_string(), w_pts)],
-    )?;
-    plot::lines(
-        &ctx.path("selfclock_passes.png"),
+    )
+    .with([("measured".to_string(), w_pts)])
+    .save(&ctx.path("selfclock_wait.png"))?;
+    Figure::new(
         "Recirculations per packet and latency vs input throughput",
         "input throughput (Gb/s)",
         "passes per payload / latency (us) / 10",
-        &[
-            (
-                "passes per payload".to_string(),
-                loads
-                    .iter()
-                    .zip(&res)
-                    .map(|(g, r)| (*g, r.passes_per_payload))
-                    .collect(),
-            ),
-            (
-                "payload parking time (us) / 10".to_string(),
-                loads
-                    .iter()
-                    .zip(&res)
-                    .map(|(g, r)| (*g, r.payload_latency.mean / 10.0))
-                    .collect(),
-            ),
-            (
-                "NF latency (us) / 10".to_string(),
-                loads
-                    .iter()
-                    .zip(&res)
-                    .map(|(g, r)| (*g, r.nf_latency.mean / 10.0))
-                    .collect(),
-            ),
-            (
-                "NF latency x k/floor(k) (us) / 10".to_string(),
-                loads
-                    .iter()
-                    .zip(&res)
-                    .map(|(g, r)| (*g, r.nf_latency.mean * sawtooth(r.passes_per_payload) / 10.0))
-                    .collect(),
-            ),
-        ],
-    )?;
+    )
+    .with([
+        (
+            "passes per payload".to_string(),
+            loads
+                .iter()
+                .zip(&res)
+                .map(|(g, r)| (*g, r.passes_per_payload))
+                .collect(),
+        ),
+        (
+            "payload parking time (us) / 10".to_string(),
+            loads
+                .iter()
+                .zip(&res)
+                .map(|(g, r)| (*g, r.payload_latency.mean / 10.0))
+                .collect(),
+        ),
+        (
+            "NF latency (us) / 10".to_string(),
+            loads
+                .iter()
+                .zip(&res)
+                .map(|(g, r)| (*g, r.nf_latency.mean / 10.0))
+                .collect(),
+        ),
+        (
+            "NF latency x k/floor(k) (us) / 10".to_string(),
+            loads
+                .iter()
+                .zip(&res)
+                .map(|(g, r)| (*g, r.nf_latency.mean * sawtooth(r.passes_per_payload) / 10.0))
+                .collect(),
+        ),
+    ])
+    .save(&ctx.path("selfclock_passes.png"))?;
     let in_run: Vec<_> = ts.bins.iter().filter(|b| b.merged > 0).collect();
-    plot::lines(
-        &ctx.path("selfclock_timeseries.png"),
+    Figure::new(
         "100 Gb/s from an empty switch (5 us bins)",
         "time (us)",
         "queue (KB) / latency (us) / passes x 10",
-        &[
-            (
-                "queue size (KB) / 10".to_string(),
-                in_run.iter().map(|b| (b.t_us, b.park_bytes / 10_000.0)).collect(),
-            ),
-            (
-                "payload parking time (us)".to_string(),
-                in_run.iter().map(|b| (b.t_us, b.payload_us)).collect(),
-            ),
-            (
-                "NF latency (us)".to_string(),
-                in_run.iter().map(|b| (b.t_us, b.nf_us)).collect(),
-            ),
-            (
-                "passes per payload x 10".to_string(),
-                in_run.iter().map(|b| (b.t_us, b.passes * 10.0)).collect(),
-            ),
-        ],
-    )?;
+    )
+    .with([
+        (
+            "queue size (KB) / 10".to_string(),
+            in_run.iter().map(|b| (b.t_us, b.park_bytes / 10_000.0)).collect(),
+        ),
+        (
+            "payload parking time (us)".to_string(),
+            in_run.iter().map(|b| (b.t_us, b.payload_us)).collect(),
+        ),
+        (
+            "NF latency (us)".to_string(),
+            in_run.iter().map(|b| (b.t_us, b.nf_us)).collect(),
+        ),
+        (
+            "passes per payload x 10".to_string(),
+            in_run.iter().map(|b| (b.t_us, b.passes * 10.0)).collect(),
+        ),
+    ])
+    .save(&ctx.path("selfclock_timeseries.png"))?;
 
     Ok(Report {
         title: "TurboSwitch: recirculation self-clocking".into(),
@@ -374,10 +374,10 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
         files: vec![
             "selfclock.csv".into(),
             "selfclock_timeseries.csv".into(),
-            "selfclock_queue.png".into(),
-            "selfclock_wait.png".into(),
-            "selfclock_passes.png".into(),
-            "selfclock_timeseries.png".into(),
+            "selfclock_queue.png".into(), "selfclock_queue.svg".into(),
+            "selfclock_wait.png".into(), "selfclock_wait.svg".into(),
+            "selfclock_passes.png".into(), "selfclock_passes.svg".into(),
+            "selfclock_timeseries.png".into(), "selfclock_timeseries.svg".into(),
         ],
     })
 }
