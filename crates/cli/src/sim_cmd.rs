@@ -11,7 +11,7 @@ use tandem_sim::experiment::{self, Experiment, Kind};
 use tandem_sim::run::{self, Progress};
 use tandem_sim::scenario::Scenario;
 use tandem_sim::time::as_secs;
-use tandem_sim::units::fmt_rate;
+use tandem_sim::units::{fmt_rate, fmt_rate_f64};
 
 /// Parses `key=value` for `--set`.
 pub fn parse_set(s: &str) -> Result<(String, String), String> {
@@ -175,13 +175,19 @@ fn print_summary(sc: &Scenario, s: &Value, events: u64, simulated: f64, wall: f6
         u(&s["link_transmissions"]),
         f(&s["link_transmissions"]) / wall.max(1e-9) / 1e6
     );
+    let unfinished = u(&s["flows"]).saturating_sub(u(&s["completed"]) + u(&s["failed"]));
     println!(
-        "flows      {} started, {} completed, {} failed",
+        "flows      {} started, {} completed, {} failed{}",
         u(&s["flows"]),
         u(&s["completed"]),
-        u(&s["failed"])
+        u(&s["failed"]),
+        if unfinished > 0 {
+            format!(", {unfinished} not finished by the end of the run (flows.csv says which)")
+        } else {
+            String::new()
+        }
     );
-    println!("goodput    {}", fmt_rate(f(&s["goodput_bps"]) as u64));
+    println!("goodput    {}", fmt_rate_f64(f(&s["goodput_bps"])));
     println!(
         "FCT        mean {:.1} us, p50 {:.1} us, p99 {:.1} us, max {:.1} us",
         f(&s["fct_us"]["mean"]),
