@@ -91,10 +91,11 @@ fn run_scenario(
 ) -> PyResult<String> {
     interruptible(py, move |cancel| {
         let sc = tandem_cli::sim_cmd::load(&path, seed, &sets)?;
-        tandem_cli::sim_cmd::check_out_dir(&out)?;
+        let dir = tandem_cli::paths::OutDir::prepare(&out)?;
         let mut progress = |_p: tandem_sim::run::Progress| {};
         let outcome = tandem_sim::run::run_cancellable(&sc, &out, &mut progress, cancel)
             .map_err(|e| CliError::Runtime(e.to_string()))?;
+        dir.keep();
         Ok(outcome.summary.to_string())
     })
 }

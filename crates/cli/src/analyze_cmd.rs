@@ -5,6 +5,7 @@
 //! (`tandem_axon::cam_analysis`).
 
 use crate::error::CliError;
+use crate::paths::OutDir;
 use crate::pcap_cmd;
 use crate::units::fmt_bytes;
 use std::fmt::Write as _;
@@ -24,7 +25,7 @@ const TRACE_MAX_FLOWS: usize = 4_000_000;
 /// Whether the file is a pcap or pcapng trace (the trace reader's own magic-number check); a
 /// file that starts like one but has a broken header is an error.
 fn is_trace(path: &Path) -> Result<bool, CliError> {
-    let f = std::fs::File::open(path).map_err(|e| CliError::input(path, e))?;
+    let f = crate::paths::open_input(path)?;
     match TraceReader::new(f) {
         Ok(_) => Ok(true),
         Err(TraceError::NotATrace(_)) => Ok(false),
@@ -34,7 +35,7 @@ fn is_trace(path: &Path) -> Result<bool, CliError> {
 
 /// Flow records from a flow CSV.
 fn load_csv(path: &Path) -> Result<Vec<FlowRecord>, CliError> {
-    let f = std::fs::File::open(path).map_err(|e| CliError::input(path, e))?;
+    let f = crate::paths::open_input(path)?;
     read_csv(BufReader::new(f)).map_err(|e| CliError::input(path, format!("not a flow CSV or a trace: {e}")))
 }
 
@@ -78,23 +79,29 @@ fn pct(x: Option<f64>) -> String {
 
 /// `tandem analyze offload`.
 pub fn offload(file: &Path, ks: &[usize], interval_ns: u64, out: Option<&Path>, quiet: bool) -> Result<(), CliError> {
-    let (records, a) = if is_trace(file)? {
+    let is_trace = is_trace(file)?;
+    let out_dir = OutDir::prepare(&out_or_default(out, file, "flows", "offload"))?;
+    let (records, a) = if is_trace {
         analyze_trace(file, ks, interval_ns, quiet)?
     } else {
         let records = load_csv(file)?;
         let a = analysis::analyze(&spans(&records), interval_ns, ks).map_err(|e| CliError::input(file, e))?;
         (records, a)
     };
-    let out_dir: PathBuf = out.map(Path::to_path_buf).unwrap_or_else(|| {
+    write_outputs(&a, out_dir.path())?;
+    print_summary(file, &records, &a, out_dir.path());
+    out_dir.keep();
+    Ok(())
+}
+
+/// `out`, or `results/PREFIX-STEM` after the input file's stem (`fallback` without one).
+fn out_or_default(out: Option<&Path>, file: &Path, fallback: &str, prefix: &str) -> PathBuf {
+    out.map(Path::to_path_buf).unwrap_or_else(|| {
         let stem = file
             .file_stem()
-            .map_or("flows".into(), |s| s.to_string_lossy().into_owned());
-        Path::new("results").join(format!("offload-{stem}"))
-    });
-    std::fs::create_dir_all(&out_dir).map_err(|e| CliError::runtime(&out_dir, e))?;
-    write_outputs(&a, &out_dir)?;
-    print_summary(file, &records, &a, &out_dir);
-    Ok(())
+            .map_or(fallback.into(), |s| s.to_string_lossy().into_owned());
+        Path::new("results").join(format!("{prefix}-{stem}"))
+    })
 }
 
 fn tfor_values(a: &OffloadAnalysis, j: usize) -> Vec<f64> {
@@ -223,6 +230,7 @@ pub fn coswitch(file: &Path, speedup: f64, servers: u32, out: Option<&Path>, qui
     if servers == 0 {
         return Err(CliError::Input("--servers must be at least 1".into()));
     }
+    let out_dir = OutDir::prepare(&out_or_default(out, file, "flows", "coswitch"))?;
     let records = load_records(file, quiet)?;
     let opts = ReplayOptions {
         speedup,
@@ -230,13 +238,6 @@ pub fn coswitch(file: &Path, speedup: f64, servers: u32, out: Option<&Path>, qui
         ..ReplayOptions::default()
     };
     let runs = replay(&records, &opts).map_err(|e| CliError::input(file, e))?;
-    let out_dir: PathBuf = out.map(Path::to_path_buf).unwrap_or_else(|| {
-        let stem = file
-            .file_stem()
-            .map_or("flows".into(), |s| s.to_string_lossy().into_owned());
-        Path::new("results").join(format!("coswitch-{stem}"))
-    });
-    std::fs::create_dir_all(&out_dir).map_err(|e| CliError::runtime(&out_dir, e))?;
     println!(
         "{} flows from {}, speed-up {speedup}, {servers} server(s)",
         records.len(),
@@ -259,16 +260,18 @@ pub fn coswitch(file: &Path, speedup: f64, servers: u32, out: Option<&Path>, qui
         );
     }
     let (csv, periods) = replay_csv(&runs);
-    write(&out_dir.join("replay.csv"), &csv)?;
-    write(&out_dir.join("periods.csv"), &periods)?;
-    println!("results in {}", out_dir.display());
+    write(&out_dir.path().join("replay.csv"), &csv)?;
+    write(&out_dir.path().join("periods.csv"), &periods)?;
+    println!("results in {}", out_dir.path().display());
+    out_dir.keep();
     Ok(())
 }
 
 /// `tandem analyze cam`.
 pub fn cam(file: &Path, out: Option<&Path>) -> Result<(), CliError> {
     use tandem_axon::cam_analysis::CamAnalysis;
-    let f = std::fs::File::open(file).map_err(|e| CliError::input(file, e))?;
+    let f = crate::paths::open_input(file)?;
+    let out_dir = OutDir::prepare(&out_or_default(out, file, "trace", "cam"))?;
     let a = CamAnalysis::from_trace(BufReader::new(f)).map_err(|e| CliError::input(file, e))?;
     if a.repeats() == 0 {
         return Err(CliError::input(
@@ -276,13 +279,6 @@ pub fn cam(file: &Path, out: Option<&Path>) -> Result<(), CliError> {
             "no IPv4 destination repeats in the trace: nothing to size a CAM for",
         ));
     }
-    let out_dir: PathBuf = out.map(Path::to_path_buf).unwrap_or_else(|| {
-        let stem = file
-            .file_stem()
-            .map_or("trace".into(), |s| s.to_string_lossy().into_owned());
-        Path::new("results").join(format!("cam-{stem}"))
-    });
-    std::fs::create_dir_all(&out_dir).map_err(|e| CliError::runtime(&out_dir, e))?;
     println!(
         "{} packets, {} IPv4, {} destinations, {} repeats",
         a.packets,
@@ -296,11 +292,11 @@ pub fn cam(file: &Path, out: Option<&Path>) -> Result<(), CliError> {
         println!("{:>6.1}% of repeat packets: {n} CAM entries", q * 100.0);
         let _ = writeln!(summary, "{q},{n}");
     }
-    write(&out_dir.join("cam.csv"), &a.csv())?;
-    write(&out_dir.join("summary.csv"), &summary)?;
+    write(&out_dir.path().join("cam.csv"), &a.csv())?;
+    write(&out_dir.path().join("summary.csv"), &summary)?;
     // A CDF over entry counts that span decades: log x, whole-number ticks, drawn as the
     // staircase it is.
-    let png = out_dir.join("cam.png");
+    let png = out_dir.path().join("cam.png");
     Figure::new(
         "CAM entries needed per port",
         Axis::new("CAM entries").log().integer(),
@@ -309,6 +305,7 @@ pub fn cam(file: &Path, out: Option<&Path>) -> Result<(), CliError> {
     .series(Series::new("trace", a.cdf_points()).staircase(0.0))
     .save(&png)
     .map_err(|e| CliError::runtime(&png, e))?;
-    println!("results in {}", out_dir.display());
+    println!("results in {}", out_dir.path().display());
+    out_dir.keep();
     Ok(())
 }

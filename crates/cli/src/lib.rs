@@ -11,6 +11,7 @@ pub mod campaign;
 pub mod controller_cmd;
 pub mod error;
 pub mod of_cmd;
+pub mod paths;
 pub mod pcap_cmd;
 pub mod progress;
 pub mod sim_cmd;

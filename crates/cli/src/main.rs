@@ -225,7 +225,7 @@ enum PcapCommand {
         #[arg(long, default_value = "60s", value_parser = units::parse_duration_ns, value_name = "DURATION")]
         timeout: u64,
         /// Most flows held in memory; past it the least recently seen are closed early.
-        #[arg(long, default_value_t = 4_000_000, value_name = "N")]
+        #[arg(long, default_value_t = 4_000_000, value_name = "N", value_parser = units::parse_positive)]
         max_flows: usize,
         /// No progress bar.
         #[arg(long, short)]
@@ -250,8 +250,8 @@ enum PcapCommand {
     Synth {
         /// The pcap file to write.
         out: PathBuf,
-        /// Packets to write.
-        #[arg(long, default_value_t = 10_000)]
+        /// Packets to write (at least 1).
+        #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
         packets: u64,
         /// Seed of every random choice: same seed, byte-identical file.
         #[arg(long, default_value_t = 1)]

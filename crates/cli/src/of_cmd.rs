@@ -1288,6 +1288,9 @@ fn write_err(e: std::io::Error) -> CliError {
 pub fn decode(path: &Path) -> Result<(), CliError> {
     let data = read_input(path)?;
     let name = display_name(path);
+    if data.is_empty() {
+        return Err(CliError::input(name, "empty: no OpenFlow messages and not a capture"));
+    }
     let stdout = std::io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     let result = match TraceReader::new(&data[..]) {

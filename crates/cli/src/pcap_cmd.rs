@@ -21,7 +21,7 @@ const TICK: u64 = 1 << 16;
 type Reader = TraceReader<CountingReader<File>>;
 
 fn open(path: &Path, quiet: bool) -> Result<(Reader, Progress), CliError> {
-    let file = File::open(path).map_err(|e| CliError::input(path, e))?;
+    let file = crate::paths::open_input(path)?;
     let len = file.metadata().map(|m| m.len()).unwrap_or(0);
     let (counting, read) = CountingReader::new(file);
     let reader = TraceReader::new(counting).map_err(|e| trace_error(path, e))?;

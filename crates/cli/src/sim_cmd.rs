@@ -2,6 +2,7 @@
 //! write outputs, print a summary; run built-in experiments.
 
 use crate::error::CliError;
+use crate::paths::OutDir;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::Value;
 use std::io::IsTerminal;
@@ -28,14 +29,6 @@ pub fn load(scenario: &Path, seed: Option<u64>, sets: &[(String, String)]) -> Re
         overrides.push(("seed".to_string(), s.to_string()));
     }
     Scenario::load(scenario, &overrides).map_err(|e| CliError::Input(e.to_string()))
-}
-
-/// Refuses an output folder that exists as something else (bad input, exit 2), before a run.
-pub fn check_out_dir(out: &Path) -> Result<(), CliError> {
-    if out.exists() && !out.is_dir() {
-        return Err(CliError::input(out, "exists and is not a folder"));
-    }
-    Ok(())
 }
 
 /// A duration in picoseconds for people: three significant digits in the largest fitting unit.
@@ -144,7 +137,7 @@ pub fn run(
     let out_dir = out
         .map(Path::to_path_buf)
         .unwrap_or_else(|| Path::new("results").join(&sc.name));
-    check_out_dir(&out_dir)?;
+    let dir = OutDir::prepare(&out_dir)?;
     let bar = bar(quiet, 1000, "{spinner} {msg} [{bar:30}] {percent}% ({elapsed})");
     let start = Instant::now();
     let mut on_progress = |p: Progress| {
@@ -158,6 +151,7 @@ pub fn run(
         ));
     };
     let outcome = run::run(&sc, &out_dir, &mut on_progress).map_err(|e| CliError::Runtime(e.to_string()))?;
+    dir.keep();
     bar.finish_and_clear();
     let wall = start.elapsed().as_secs_f64();
     print_summary(&sc, &outcome.summary, outcome.events, as_secs(outcome.simulated), wall);
@@ -263,8 +257,10 @@ pub fn reproduce_report(
             names.join(", ")
         )));
     };
-    check_out_dir(out_dir)?;
-    experiment::run(exp, quick, out_dir, status).map_err(|e| CliError::Runtime(e.to_string()))
+    let dir = OutDir::prepare(out_dir)?;
+    let report = experiment::run(exp, quick, out_dir, status).map_err(|e| CliError::Runtime(e.to_string()))?;
+    dir.keep();
+    Ok(report)
 }
 
 /// `tandem reproduce NAME`.

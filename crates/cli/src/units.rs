@@ -1,5 +1,14 @@
 //! Quantities with units on the command line (`60s`, `10ms`, `1.5us`).
 
+/// Parses a count that must be at least 1 (`--max-flows`).
+pub fn parse_positive(text: &str) -> Result<usize, String> {
+    match text.trim().parse::<usize>() {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!("`{text}` is not a whole number")),
+    }
+}
+
 /// Parses a duration such as `60s`, `1.5ms`, `250us`, `10ns`, `2m` or `1h` into nanoseconds.
 pub fn parse_duration_ns(text: &str) -> Result<u64, String> {
     let t = text.trim();

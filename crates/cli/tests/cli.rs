@@ -1206,3 +1206,49 @@ fn axon_experiments_are_listed() {
         assert!(l.contains(name), "{l}");
     }
 }
+
+/// One exit-code rule: a folder where a file is expected, an empty input, a zero count or an
+/// output folder that cannot be made is bad input (exit 2, one line), and a failed command
+/// leaves no results folder behind.
+#[test]
+fn bad_paths_and_counts_are_exit_2_and_leave_nothing() {
+    let s = Scratch::new("cli-bad-paths");
+    let dir = s.path().display().to_string();
+    std::fs::write(s.join("empty"), b"").unwrap();
+    std::fs::write(s.join("file"), b"x").unwrap();
+    let empty = s.join("empty").display().to_string();
+    let under_file = s.join("file/out").display().to_string();
+    let fresh = s.join("fresh/a/b").display().to_string();
+    let scenario = repo().join("scenarios/incast.toml").display().to_string();
+    let readme = repo().join("traces/README.md").display().to_string();
+    let sample = sample();
+    for args in [
+        vec!["pcap", "flows", dir.as_str()],
+        vec!["pcap", "summary", dir.as_str()],
+        vec!["analyze", "cam", dir.as_str()],
+        vec!["of", "decode", empty.as_str()],
+        vec!["pcap", "flows", sample.as_str(), "--max-flows", "0"],
+        vec!["pcap", "synth", under_file.as_str(), "--packets", "0"],
+        vec!["sim", "run", scenario.as_str(), "--out", under_file.as_str(), "-q"],
+        vec![
+            "reproduce",
+            "tcpu-forwarding",
+            "--quick",
+            "--out",
+            under_file.as_str(),
+            "-q",
+        ],
+        vec!["analyze", "cam", sample.as_str(), "--out", under_file.as_str()],
+        // The input is bad only after the output folder was made: the folder goes again.
+        vec!["analyze", "cam", readme.as_str(), "--out", fresh.as_str()],
+    ] {
+        let o = tandem(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o.stderr));
+        let err = text(&o.stderr);
+        assert!(
+            err.trim().lines().count() == 1 || err.starts_with("error: invalid value"),
+            "{args:?}: {err}"
+        );
+    }
+    assert!(!s.join("fresh").exists(), "a failed command left its results folder");
+}
