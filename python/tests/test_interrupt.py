@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import _thread
 import os
+import signal
 import threading
 
 import pytest
@@ -11,6 +12,15 @@ import pytest
 import tandem
 
 LONG = "scenarios/websearch-leafspine.toml"
+
+
+@pytest.fixture(autouse=True)
+def _ctrl_c_raises():
+    """Python's own Ctrl-C handler, whatever the test runner inherited (a shell starts
+    background jobs with SIGINT ignored, and then interrupt_main does nothing)."""
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, old)
 
 
 def _interrupt_after(seconds: float) -> threading.Timer:

@@ -52,6 +52,8 @@ fn init_log(filter: &str) -> Result<(), CliError> {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(f)
         .with_writer(std::io::stderr)
+        // Colours only for a terminal: a log file gets plain text.
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .try_init();
     Ok(())
 }

@@ -82,6 +82,8 @@ pub fn controller(a: ControllerArgs) -> Result<(), CliError> {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        // Colours only for a terminal: a log file gets plain text.
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .try_init();
     let cfg = ControllerConfig {
         listen: a.listen,
@@ -181,6 +183,16 @@ pub fn ofbench(a: OfBenchArgs) -> Result<(), CliError> {
     };
     let mut out = std::io::stdout().lock();
     match ofbench::run(cfg, &mut out) {
+        // A benchmark that saw no response at all measured nothing (the controller is gone,
+        // or closed every connection): a failure, not a result of zero.
+        Ok(sum) if sum.lost > 0 => Err(CliError::Runtime(format!(
+            "{} of {} switches lost their connection to {} during the test: the numbers above do not measure the controller",
+            sum.lost, a.switches, a.controller
+        ))),
+        Ok(sum) if sum.max <= 0.0 => Err(CliError::Runtime(format!(
+            "no responses from {} in any loop ({} packet_in sent): the controller closed the connections or never answered",
+            a.controller, sum.sent
+        ))),
         Ok(_) => Ok(()),
         Err(e @ ofbench::OfBenchError::Config(_)) => Err(CliError::Input(e.to_string())),
         Err(e) => Err(CliError::Runtime(e.to_string())),

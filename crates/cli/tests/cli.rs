@@ -1252,3 +1252,60 @@ fn bad_paths_and_counts_are_exit_2_and_leave_nothing() {
     }
     assert!(!s.join("fresh").exists(), "a failed command left its results folder");
 }
+
+/// A benchmark whose controller goes away mid-test measured nothing: exit 1, saying so.
+#[test]
+fn ofbench_fails_when_the_controller_goes_away() {
+    /// Kills the controller when the test ends, also when it fails.
+    struct Kill(std::process::Child);
+    impl Drop for Kill {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port");
+    let addr = format!("127.0.0.1:{port}");
+    let ctl = Kill(
+        Command::new(env!("CARGO_BIN_EXE_tandem"))
+            .args(["controller", "--listen", &addr, "--metrics", "127.0.0.1:0"])
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("start the controller"),
+    );
+    // Wait until it listens (a debug build on a busy machine starts slowly).
+    let up = (0..200).any(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(25));
+        std::net::TcpStream::connect(&addr).is_ok()
+    });
+    assert!(up, "the controller did not start listening on {addr}");
+    let bench = std::thread::spawn({
+        let addr = addr.clone();
+        move || {
+            tandem(&[
+                "ofbench",
+                "--controller",
+                &addr,
+                "--switches",
+                "2",
+                "--loops",
+                "6",
+                "--loop-ms",
+                "300",
+                "--warmup",
+                "0",
+                "--macs",
+                "100",
+            ])
+        }
+    });
+    // Once the switches are connected and sending, the controller goes.
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    drop(ctl);
+    let o = bench.join().expect("ofbench thread");
+    assert_eq!(o.status.code(), Some(1), "{}{}", text(&o.stdout), text(&o.stderr));
+    assert!(text(&o.stderr).contains("lost their connection"), "{}", text(&o.stderr));
+}

@@ -139,6 +139,9 @@ pub struct Summary {
     pub sent: u64,
     /// Latency-mode waits that timed out over the whole run.
     pub timeouts: u64,
+    /// Fake switches whose connection ended before the test did (the controller closed it or
+    /// went away): with any, the numbers do not measure the controller.
+    pub lost: usize,
 }
 
 impl Summary {
@@ -158,6 +161,7 @@ impl Summary {
             per_loop,
             sent,
             timeouts,
+            lost: 0,
         }
     }
 
@@ -311,11 +315,17 @@ async fn run_async(cfg: Arc<OfBenchConfig>, out: &mut dyn Write) -> Result<Summa
             per_loop.push(total as f64 * 1000.0 / cfg.loop_ms as f64);
         }
     }
+    // A switch task that has ended before the Stop lost its connection.
+    let mut lost = 0;
+    while tasks.try_join_next().is_some() {
+        lost += 1;
+    }
     let _ = phase_tx.send(Phase::Stop);
     let sent = counters.iter().map(|c| c.sent.load(Ordering::Relaxed)).sum();
     let timeouts = counters.iter().map(|c| c.timeouts.load(Ordering::Relaxed)).sum();
     tasks.abort_all();
-    let s = Summary::new(per_loop, sent, timeouts);
+    let mut s = Summary::new(per_loop, sent, timeouts);
+    s.lost = lost;
     w(out, s.result_line(cfg.switches))?;
     Ok(s)
 }
