@@ -21,7 +21,7 @@ pub struct ControllerArgs {
     pub command: Option<ControllerCommand>,
     /// Address to accept switches on; repeat it to listen on several (e.g. add
     /// 0.0.0.0:6633 for switches configured with the pre-IANA port).
-    #[arg(long, default_value = "0.0.0.0:6653", value_name = "ADDR:PORT")]
+    #[arg(long, default_value = "0.0.0.0:6653", value_name = "ADDR:PORT", value_parser = units::parse_socket_addr)]
     pub listen: Vec<SocketAddr>,
     /// Backend that runs the batches: scalar (one event at a time), cpu (batched phases), cuda
     /// (needs a build with `--features cuda` and an NVIDIA driver).
@@ -45,7 +45,7 @@ pub struct ControllerArgs {
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub threads: usize,
     /// Serve the counters (Prometheus text) over HTTP on this address.
-    #[arg(long, value_name = "ADDR:PORT")]
+    #[arg(long, value_name = "ADDR:PORT", value_parser = units::parse_socket_addr)]
     pub metrics: Option<SocketAddr>,
     /// Idle timeout of the flows the learning switch installs, in seconds.
     #[arg(long, default_value_t = 60, value_name = "S")]
@@ -61,7 +61,7 @@ pub enum ControllerCommand {
     /// Print a running controller's counters (from its --metrics endpoint).
     Stats {
         /// The controller's metrics address.
-        #[arg(long, default_value = "127.0.0.1:9653", value_name = "ADDR:PORT")]
+        #[arg(long, default_value = "127.0.0.1:9653", value_name = "ADDR:PORT", value_parser = units::parse_socket_addr)]
         metrics: SocketAddr,
     },
 }
@@ -124,7 +124,7 @@ pub fn controller(a: ControllerArgs) -> Result<(), CliError> {
 #[derive(Args, Debug)]
 pub struct OfBenchArgs {
     /// The controller to test.
-    #[arg(long, default_value = "127.0.0.1:6653", value_name = "ADDR:PORT")]
+    #[arg(long, default_value = "127.0.0.1:6653", value_name = "ADDR:PORT", value_parser = units::parse_socket_addr)]
     pub controller: SocketAddr,
     /// Fake switches.
     #[arg(long, default_value_t = 16, value_name = "N")]

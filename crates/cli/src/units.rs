@@ -1,5 +1,25 @@
 //! Quantities with units on the command line (`60s`, `10ms`, `1.5us`).
 
+/// Parses `ADDR:PORT` where ADDR is an IP address or a host name (`localhost:6653`); a name
+/// is resolved once, here, to its first address (IPv4 first when it has both).
+pub fn parse_socket_addr(text: &str) -> Result<std::net::SocketAddr, String> {
+    use std::net::ToSocketAddrs;
+    if let Ok(a) = text.trim().parse() {
+        return Ok(a);
+    }
+    let addrs: Vec<std::net::SocketAddr> = text
+        .trim()
+        .to_socket_addrs()
+        .map_err(|e| format!("`{text}`: expected ADDR:PORT (e.g. 127.0.0.1:6653 or localhost:6653): {e}"))?
+        .collect();
+    addrs
+        .iter()
+        .find(|a| a.is_ipv4())
+        .or(addrs.first())
+        .copied()
+        .ok_or_else(|| format!("`{text}`: the name has no address"))
+}
+
 /// Parses a count that must be at least 1 (`--max-flows`).
 pub fn parse_positive(text: &str) -> Result<usize, String> {
     match text.trim().parse::<usize>() {
@@ -108,5 +128,20 @@ mod tests {
         assert_eq!(fmt_duration_ns(1_500_000_000), "1.500 s");
         assert_eq!(fmt_bytes(1536), "1.50 KiB");
         assert_eq!(fmt_bps(2.5e9), "2.50 Gbit/s");
+    }
+}
+
+#[cfg(test)]
+mod addr_tests {
+    use super::*;
+
+    #[test]
+    fn addresses_take_names_and_numbers() {
+        assert_eq!(parse_socket_addr("127.0.0.1:6653").unwrap().port(), 6653);
+        assert_eq!(parse_socket_addr("[::1]:6653").unwrap().port(), 6653);
+        let a = parse_socket_addr("localhost:6653").unwrap();
+        assert!(a.ip().is_loopback() && a.port() == 6653, "{a}");
+        assert!(parse_socket_addr("localhost").is_err());
+        assert!(parse_socket_addr("127.0.0.1:99999").is_err());
     }
 }

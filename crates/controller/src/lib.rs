@@ -1,5 +1,5 @@
-//! Sans-IO core of a batched OpenFlow controller, after "GPU-accelerated SDN controller" (the
-//! seed paper in `shared/seeds/gpu-sdn-controller.txt`): packet_in events are pooled, a pool is
+//! Sans-IO core of a batched OpenFlow controller, after Renart, Zhang and Nath, "Towards a
+//! GPU SDN Controller" (NetSys 2015): packet_in events are pooled, a pool is
 //! handed out as a batch when it is full or its oldest event has waited long enough, the batch is
 //! sorted by event size (the paper groups sorted events by 32 for its GPU kernel) and processed by
 //! a backend running an application, here the paper's L2 learning switch.

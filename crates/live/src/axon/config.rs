@@ -196,6 +196,14 @@ impl AxonProcessConfig {
 mod tests {
     use super::*;
 
+    #[test]
+    fn the_shipped_example_builds() {
+        let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../labs/axon/two-hosts.toml");
+        let c = AxonProcessConfig::load(&p).unwrap_or_else(|e| panic!("{e}"));
+        let (_, _, _, ports) = c.build().unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(ports.len(), 2);
+    }
+
     const GOOD: &str = r#"
 device_id = 1
 topology = """
