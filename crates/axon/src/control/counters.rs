@@ -21,6 +21,12 @@ pub enum ControlDrop {
     DhcpOtherServer,
     /// No free address left in the pool.
     PoolExhausted,
+    /// A new client on a host port that already holds its share of leases and offers
+    /// ([`super::dhcp_server::LEASES_PER_PORT`]): one host cannot bind the whole pool.
+    PortLeaseCap,
+    /// A RELEASE or DECLINE for a lease held on another host port: only the port that holds a
+    /// lease can give it back (another host could otherwise free and take a victim's address).
+    DhcpForeignPort,
     /// A host's data frame with no valid route (traffic before its route is valid, §3.2.3).
     Unrouted,
     /// Broadcast or multicast traffic other than ARP and DHCP (not flooded, §3.4).

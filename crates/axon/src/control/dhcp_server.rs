@@ -3,15 +3,22 @@
 //! the lowest free one); REQUEST gets an ACK when it names the address held for the client or a
 //! free one of the pool, else a NAK; a REQUEST naming another server withdraws our offer; a
 //! REQUEST from a bound client (unicast through the data plane, since the server's MAC never
-//! names a route) renews; RELEASE and DECLINE free the lease; [`DhcpServer::expire`] ends leases
-//! and offers whose time ran out. The decisions here are pure; [`super::ControlPlane`] builds
-//! the frames.
+//! names a route) renews; RELEASE and DECLINE free the lease, when they come from the host port
+//! that holds it; [`DhcpServer::expire`] ends leases and offers whose time ran out. A host port
+//! holds at most [`LEASES_PER_PORT`] leases and offers at once, so one host (or one host making
+//! up MAC addresses) cannot bind the whole pool. The decisions here are pure;
+//! [`super::ControlPlane`] builds the frames.
 
 use super::config::{DhcpPool, SECOND};
 use super::counters::ControlDrop;
 use std::collections::BTreeMap;
 use tandem_wire::dhcp::{BootpOp, DhcpMessageType, DhcpRepr, FLAG_BROADCAST};
 use tandem_wire::{Ipv4Addr, MacAddr};
+
+/// Most leases and offers one host port holds at once: room for a host with a few dozen
+/// virtual machines, far below a pool (the thesis's pools are /24-sized), so a port that
+/// invents client MACs exhausts its share, not the pool.
+pub const LEASES_PER_PORT: usize = 32;
 
 /// A client's address.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -102,6 +109,18 @@ impl DhcpServer {
         }
         let mac = msg.client_mac;
         let live = self.leases.get(&mac).filter(|l| l.expires_ps > now).copied();
+        // A client new to this port (or moved to it) takes a share of the port's cap.
+        let newcomer = live.is_none_or(|l| l.port != port);
+        let at_cap = || {
+            self.leases
+                .iter()
+                .filter(|(m, l)| **m != mac && l.port == port && l.expires_ps > now)
+                .count()
+                >= LEASES_PER_PORT
+        };
+        if newcomer && matches!(msg.message_type, DhcpMessageType::Discover | DhcpMessageType::Request) && at_cap() {
+            return DhcpDecision::Ignored(ControlDrop::PortLeaseCap);
+        }
         match msg.message_type {
             DhcpMessageType::Discover => {
                 let ip = live
@@ -157,6 +176,7 @@ impl DhcpServer {
                 }
             }
             DhcpMessageType::Release | DhcpMessageType::Decline => match live {
+                Some(l) if l.port != port => DhcpDecision::Ignored(ControlDrop::DhcpForeignPort),
                 Some(l) if msg.message_type == DhcpMessageType::Decline || l.ip == msg.client_ip => {
                     self.leases.remove(&mac);
                     DhcpDecision::Released(l)
@@ -322,5 +342,65 @@ pub(crate) mod tests {
         assert_eq!(s.handle(0, 2, &r), DhcpDecision::Ignored(ControlDrop::DhcpIgnored));
         r.op = BootpOp::Reply;
         assert_eq!(s.handle(0, 2, &r), DhcpDecision::Ignored(ControlDrop::DhcpIgnored));
+    }
+
+    #[test]
+    fn one_port_cannot_bind_the_whole_pool() {
+        let big = DhcpPool {
+            last: Ipv4Addr::new(10, 0, 1, 250),
+            ..pool()
+        };
+        let mut s = DhcpServer::new(big, 100 * SECOND);
+        let mac = |i: u8| MacAddr([2, 0, 0, 0, 1, i]);
+        for i in 0..LEASES_PER_PORT as u8 {
+            assert!(matches!(
+                s.handle(0, 2, &client(DhcpMessageType::Discover, mac(i))),
+                DhcpDecision::Reply { .. }
+            ));
+        }
+        // The next invented MAC on that port gets nothing, in DISCOVER or straight REQUEST.
+        let extra = mac(200);
+        assert_eq!(
+            s.handle(0, 2, &client(DhcpMessageType::Discover, extra)),
+            DhcpDecision::Ignored(ControlDrop::PortLeaseCap)
+        );
+        let mut req = client(DhcpMessageType::Request, extra);
+        req.requested_ip = Some(Ipv4Addr::new(10, 0, 1, 200));
+        assert_eq!(s.handle(0, 2, &req), DhcpDecision::Ignored(ControlDrop::PortLeaseCap));
+        // A host on another port still gets an address, and clients already there keep theirs.
+        assert!(matches!(
+            s.handle(0, 3, &client(DhcpMessageType::Discover, C)),
+            DhcpDecision::Reply { .. }
+        ));
+        assert!(matches!(
+            s.handle(1, 2, &client(DhcpMessageType::Discover, mac(0))),
+            DhcpDecision::Reply { .. }
+        ));
+        // Once offers lapse, the port has room again.
+        s.expire(200 * SECOND);
+        assert!(matches!(
+            s.handle(200 * SECOND, 2, &client(DhcpMessageType::Discover, extra)),
+            DhcpDecision::Reply { .. }
+        ));
+    }
+
+    #[test]
+    fn only_the_lease_holders_port_can_release_or_decline_it() {
+        let mut s = DhcpServer::new(pool(), SECOND);
+        let offer = reply(s.handle(0, 2, &client(DhcpMessageType::Discover, A)));
+        let mut req = client(DhcpMessageType::Request, A);
+        req.requested_ip = Some(offer.your_ip);
+        reply(s.handle(1, 2, &req));
+        // An attacker on port 3 speaks for A's MAC.
+        for t in [DhcpMessageType::Decline, DhcpMessageType::Release] {
+            let mut m = client(t, A);
+            m.client_ip = offer.your_ip;
+            assert_eq!(s.handle(2, 3, &m), DhcpDecision::Ignored(ControlDrop::DhcpForeignPort));
+        }
+        assert_eq!(s.bound_to(3, offer.your_ip).map(|(m, _)| m), Some(A));
+        // From A's own port, it works.
+        let mut m = client(DhcpMessageType::Decline, A);
+        m.client_ip = offer.your_ip;
+        assert!(matches!(s.handle(4, 2, &m), DhcpDecision::Released(_)));
     }
 }
