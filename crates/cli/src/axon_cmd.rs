@@ -121,6 +121,13 @@ pub fn lab(cmd: LabCommand) -> Result<(), CliError> {
         LabCommand::Down { lab: file, state } => {
             let (spec, state) = load(&file, state)?;
             lab::down(&spec, &state);
+            if state.exists() {
+                eprintln!(
+                    "left {}: not made by `tandem lab up` (no {}), so not deleted",
+                    state.display(),
+                    lab::STATE_MARK
+                );
+            }
             Ok(())
         }
     }

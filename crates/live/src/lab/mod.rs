@@ -102,6 +102,7 @@ pub fn up(spec: &LabSpec, state: &Path, tandem: &Path, lease_timeout: Duration) 
             clash.join(", ")
         ));
     }
+    make_state(spec, state)?;
     match build(spec, state, tandem, lease_timeout) {
         Ok(lab) => Ok(lab),
         Err(e) => {
@@ -111,8 +112,35 @@ pub fn up(spec: &LabSpec, state: &Path, tandem: &Path, lease_timeout: Duration) 
     }
 }
 
-fn build(spec: &LabSpec, state: &Path, tandem: &Path, lease_timeout: Duration) -> Result<Lab, String> {
+/// The file that marks a state folder as made by `tandem lab up`: `down` deletes only a folder
+/// that has it.
+pub const STATE_MARK: &str = ".tandem-lab";
+
+/// Whether `state` is a folder `up` made (it holds [`STATE_MARK`]).
+pub fn is_lab_state(state: &Path) -> bool {
+    state.join(STATE_MARK).is_file()
+}
+
+/// Makes (or reuses) the state folder: a folder that exists, is not empty and was not made by
+/// a lab is refused, so that `down` never deletes what a user keeps there.
+fn make_state(spec: &LabSpec, state: &Path) -> Result<(), String> {
+    let in_use = state.is_dir()
+        && !is_lab_state(state)
+        && std::fs::read_dir(state).map(|mut d| d.next().is_some()).unwrap_or(true);
+    if in_use || (state.exists() && !state.is_dir()) {
+        return Err(format!(
+            "{}: exists and was not made by `tandem lab up`; give a new folder with --state",
+            state.display()
+        ));
+    }
     std::fs::create_dir_all(state).map_err(|e| format!("{}: {e}", state.display()))?;
+    std::fs::write(state.join(STATE_MARK), format!("{}\n", spec.prefix))
+        .map_err(|e| format!("{}: {e}", state.display()))
+}
+
+fn build(spec: &LabSpec, state: &Path, tandem: &Path, lease_timeout: Duration) -> Result<Lab, String> {
+    // Absolute paths in the processes' command lines: `down` recognises its processes by them.
+    let state = &std::path::absolute(state).map_err(|e| format!("{}: {e}", state.display()))?;
     for ns in spec.namespaces() {
         ip(&["netns", "add", &ns])?;
         in_ns(&ns, &["ip", "link", "set", "lo", "up"])?;
@@ -252,10 +280,22 @@ pub fn host_exec(spec: &LabSpec, h: usize, args: &[&str]) -> Result<String, Stri
     in_ns(&spec.host_ns(h), args)
 }
 
-fn kill_pidfile(file: &Path) {
+/// Whether process `pid` is still ours: its command line names `mark` (a file of the lab's
+/// state folder, given to it as an absolute path). A PID from a pidfile may have been reused by
+/// an unrelated process since the lab's process died; that one is never signalled.
+fn is_ours(pid: &str, mark: &Path) -> bool {
+    let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+        return false;
+    };
+    let mark = mark.as_os_str().as_encoded_bytes();
+    cmdline.split(|&b| b == 0).any(|arg| arg == mark)
+}
+
+/// Stops the process named by `file` if its command line carries `mark`.
+fn kill_pidfile(file: &Path, mark: &Path) {
     let Ok(pid) = std::fs::read_to_string(file) else { return };
     let pid = pid.trim();
-    if pid.is_empty() || !pid.bytes().all(|b| b.is_ascii_digit()) {
+    if pid.is_empty() || !pid.bytes().all(|b| b.is_ascii_digit()) || !is_ours(pid, mark) {
         return;
     }
     let _ = Command::new("kill").arg(pid).stderr(Stdio::null()).status();
@@ -263,17 +303,23 @@ fn kill_pidfile(file: &Path) {
     while Path::new(&format!("/proc/{pid}")).exists() && Instant::now() < until {
         std::thread::sleep(Duration::from_millis(20));
     }
-    let _ = Command::new("kill").args(["-9", pid]).stderr(Stdio::null()).status();
+    if is_ours(pid, mark) {
+        let _ = Command::new("kill").args(["-9", pid]).stderr(Stdio::null()).status();
+    }
 }
 
-/// Removes what [`up`] made: stops the processes in `state` by PID, deletes the lab's
-/// namespaces, removes `state`. Safe to run when the lab is half up or already down.
+/// Removes what [`up`] made: stops the processes in `state` by PID (only those whose command
+/// line still names this lab's files), deletes the lab's namespaces, and removes `state` if
+/// [`up`] made it (it holds [`STATE_MARK`]); any other folder is left as it is. Safe to run
+/// when the lab is half up or already down.
 pub fn down(spec: &LabSpec, state: &Path) {
+    let state = &std::path::absolute(state).unwrap_or_else(|_| state.to_path_buf());
     for h in 1..=spec.hosts.len() {
-        kill_pidfile(&state.join(format!("h{h}.dhclient.pid")));
+        let pid = state.join(format!("h{h}.dhclient.pid"));
+        kill_pidfile(&pid, &pid);
     }
     for a in 1..=spec.axons {
-        kill_pidfile(&state.join(format!("a{a}.pid")));
+        kill_pidfile(&state.join(format!("a{a}.pid")), &state.join(format!("a{a}.toml")));
     }
     let present = existing_namespaces();
     for ns in spec.namespaces() {
@@ -290,5 +336,65 @@ pub fn down(spec: &LabSpec, state: &Path) {
             }
         }
     }
-    let _ = std::fs::remove_dir_all(state);
+    if is_lab_state(state) {
+        let _ = std::fs::remove_dir_all(state);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec() -> LabSpec {
+        let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../labs/pair.toml");
+        LabSpec::load(&p).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn scratch(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("tandem-lab-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        d
+    }
+
+    #[test]
+    fn down_never_deletes_a_folder_the_lab_did_not_make() {
+        let d = scratch("keep");
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join("precious.txt"), "mine").unwrap();
+        // `up` refuses it before making anything ...
+        let err = make_state(&spec(), &d).unwrap_err();
+        assert!(err.contains("not made by `tandem lab up`"), "{err}");
+        // ... and `down` leaves it.
+        down(&spec(), &d);
+        assert_eq!(std::fs::read_to_string(d.join("precious.txt")).unwrap(), "mine");
+        // A folder `up` made is marked, and `down` removes it.
+        let e = scratch("made");
+        make_state(&spec(), &e).unwrap();
+        assert!(is_lab_state(&e));
+        down(&spec(), &e);
+        assert!(!e.exists());
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn a_reused_pid_is_not_signalled() {
+        let d = scratch("pid");
+        std::fs::create_dir_all(&d).unwrap();
+        let mark = d.join("a1.toml");
+        // Ours: the command line names the mark. Not ours: a process that does not.
+        let mut ours = Command::new("sh").args(["-c", "sleep 30"]).arg(&mark).spawn().unwrap();
+        let mut other = Command::new("sleep").arg("30").spawn().unwrap();
+        for (child, name) in [(&ours, "ours.pid"), (&other, "other.pid")] {
+            std::fs::write(d.join(name), child.id().to_string()).unwrap();
+        }
+        assert!(is_ours(&ours.id().to_string(), &mark));
+        assert!(!is_ours(&other.id().to_string(), &mark));
+        kill_pidfile(&d.join("other.pid"), &mark);
+        assert!(other.try_wait().unwrap().is_none(), "an unrelated process was killed");
+        kill_pidfile(&d.join("ours.pid"), &mark);
+        assert!(ours.wait().is_ok());
+        let _ = other.kill();
+        let _ = other.wait();
+        let _ = std::fs::remove_dir_all(&d);
+    }
 }
