@@ -111,8 +111,15 @@ pub fn controller(a: ControllerArgs) -> Result<(), CliError> {
             .map_err(|e| CliError::Input(e.to_string()))?;
         let addrs: Vec<String> = server.addrs().iter().map(|a| a.to_string()).collect();
         tracing::info!("listening on {} with the {backend} backend", addrs.join(", "));
+        // Ctrl-C or SIGTERM (systemd, `kill`, a container stop): a clean shutdown, exit 0.
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+            .map_err(|e| CliError::Runtime(format!("cannot watch SIGTERM: {e}")))?;
         tokio::spawn(async move {
-            let _ = tokio::signal::ctrl_c().await;
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+            tracing::info!("shutting down");
             let _ = stop_tx.send(true);
         });
         server.serve().await;

@@ -1309,3 +1309,33 @@ fn ofbench_fails_when_the_controller_goes_away() {
     assert_eq!(o.status.code(), Some(1), "{}{}", text(&o.stdout), text(&o.stderr));
     assert!(text(&o.stderr).contains("lost their connection"), "{}", text(&o.stderr));
 }
+
+/// SIGTERM (systemd, `kill`, a container stop) is a clean shutdown: exit 0, and a log written to
+/// a file is plain text (no colour codes).
+#[test]
+fn controller_stops_cleanly_on_sigterm_and_logs_plain_text() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port");
+    let addr = format!("127.0.0.1:{port}");
+    let mut ctl = Command::new(env!("CARGO_BIN_EXE_tandem"))
+        .args(["controller", "--listen", &addr])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start the controller");
+    let up = (0..200).any(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(25));
+        std::net::TcpStream::connect(&addr).is_ok()
+    });
+    let _ = Command::new("kill").args(["-TERM", &ctl.id().to_string()]).status();
+    let out = ctl.wait_with_output().expect("wait for the controller");
+    assert!(up, "the controller did not start listening on {addr}");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let log = text(&out.stderr);
+    assert!(log.contains("shutting down"), "{log}");
+    assert!(
+        !log.contains('\u{1b}'),
+        "colour codes in a log that is not a terminal: {log:?}"
+    );
+}
