@@ -1319,7 +1319,7 @@ fn controller_stops_cleanly_on_sigterm_and_logs_plain_text() {
         .map(|a| a.port())
         .expect("a free port");
     let addr = format!("127.0.0.1:{port}");
-    let mut ctl = Command::new(env!("CARGO_BIN_EXE_tandem"))
+    let ctl = Command::new(env!("CARGO_BIN_EXE_tandem"))
         .args(["controller", "--listen", &addr])
         .stderr(std::process::Stdio::piped())
         .spawn()
