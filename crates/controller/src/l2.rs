@@ -85,6 +85,11 @@ pub struct L2Counters {
     pub hairpin_drops: u64,
     /// OpenFlow 1.0 frames dropped because a port did not fit 16 bits.
     pub invalid_ports: u64,
+    /// Unbuffered frames that could not be sent back: the switch did not buffer the frame and
+    /// a packet_out carrying it would pass OpenFlow's 65,535-byte message limit (a ~65.5 KB
+    /// frame in a packet_in). The flow_mod, if any, is still sent; the frame itself is lost, as
+    /// on a switch without buffers.
+    pub oversize_packet_outs: u64,
 }
 
 /// The learning switch: one MAC table per datapath.
@@ -245,6 +250,12 @@ impl L2Switch {
             actions,
             data: if ev.is_buffered() { Vec::new() } else { ev.data.clone() },
         };
+        // A buffered frame is referred to by its buffer id; an unbuffered one travels in the
+        // message, which must fit OpenFlow's 16-bit length (8-byte header + body).
+        if 8 + po.buffer_len(ev.version) > usize::from(u16::MAX) {
+            self.counters.oversize_packet_outs += 1;
+            return;
+        }
         out.push(Reply::packet_out(dpid, ev.version, ev.xid, po));
         self.counters.packet_outs += 1;
     }
@@ -437,5 +448,27 @@ mod tests {
         sw.on_packet_in(0, 1, &ev(Version::V1_0, 1, 1, 0x1_0000, A, B), &mut out);
         assert!(out.is_empty());
         assert_eq!(sw.counters().invalid_ports, 1);
+    }
+
+    #[test]
+    fn a_frame_too_big_to_send_back_is_counted_not_sent() {
+        let mut sw = L2Switch::default();
+        let mut out = Vec::new();
+        sw.on_switch_connected(0, 1, Version::V1_0, &mut out);
+        out.clear();
+        // An OpenFlow 1.0 packet_in carries at most 65,535 - 18 bytes of frame; its flood
+        // (16 + 8 bytes of packet_out around the frame) would not fit.
+        let mut f = vec![0u8; 65_535 - 18];
+        f[..6].copy_from_slice(&[0xff; 6]);
+        f[6..12].copy_from_slice(&A.0);
+        let ev = PacketInEvent::from_frame(Version::V1_0, 1, NO_BUFFER, 1, f.len() as u16, f.clone()).unwrap();
+        sw.on_packet_in(0, 1, &ev, &mut out);
+        assert!(out.is_empty(), "{out:?}");
+        assert_eq!(sw.counters().oversize_packet_outs, 1);
+        // Buffered, the same frame is flooded by buffer id.
+        let ev = PacketInEvent::from_frame(Version::V1_0, 2, 77, 1, f.len() as u16, f).unwrap();
+        sw.on_packet_in(0, 1, &ev, &mut out);
+        assert_eq!(out.len(), 1);
+        assert!(out[0].message.to_bytes().is_ok());
     }
 }
