@@ -1260,16 +1260,26 @@ pub fn encode_json(j: &J) -> Res<Vec<u8>> {
 // ---------------------------------------------------------------------------------------------
 // Commands.
 
-fn read_input(path: &Path) -> Result<Vec<u8>, CliError> {
-    let mut buf = Vec::new();
-    if path == Path::new("-") {
-        std::io::stdin()
-            .read_to_end(&mut buf)
-            .map_err(|e| CliError::input(path, e))?;
+/// The input, streamed: a file (a folder or a missing file is bad input) or standard input.
+fn open_input(path: &Path) -> Result<BufReader<Box<dyn Read>>, CliError> {
+    let inner: Box<dyn Read> = if path == Path::new("-") {
+        Box::new(std::io::stdin())
     } else {
-        buf = std::fs::read(path).map_err(|e| CliError::input(path, e))?;
-    }
-    Ok(buf)
+        Box::new(crate::paths::open_input(path)?)
+    };
+    Ok(BufReader::with_capacity(1 << 16, inner))
+}
+
+/// Whether `head` starts like a pcap or pcapng file (either byte order, micro- or nanosecond).
+fn looks_like_capture(head: &[u8]) -> bool {
+    const MAGICS: [[u8; 4]; 5] = [
+        [0xd4, 0xc3, 0xb2, 0xa1],
+        [0xa1, 0xb2, 0xc3, 0xd4],
+        [0x4d, 0x3c, 0xb2, 0xa1],
+        [0xa1, 0xb2, 0x3c, 0x4d],
+        [0x0a, 0x0d, 0x0d, 0x0a],
+    ];
+    head.len() >= 4 && MAGICS.iter().any(|m| head[..4] == m[..])
 }
 
 fn display_name(path: &Path) -> &Path {
@@ -1286,17 +1296,23 @@ fn write_err(e: std::io::Error) -> CliError {
 
 /// `tandem of decode FILE`.
 pub fn decode(path: &Path) -> Result<(), CliError> {
-    let data = read_input(path)?;
+    let mut input = open_input(path)?;
     let name = display_name(path);
-    if data.is_empty() {
+    // Peek without consuming: a capture or raw messages, streamed either way.
+    let head = input.fill_buf().map_err(|e| CliError::input(name, e))?;
+    if head.is_empty() {
         return Err(CliError::input(name, "empty: no OpenFlow messages and not a capture"));
     }
+    let capture = looks_like_capture(head);
     let stdout = std::io::stdout();
     let mut out = BufWriter::new(stdout.lock());
-    let result = match TraceReader::new(&data[..]) {
-        Ok(reader) => decode_trace(name, reader, &mut out),
-        Err(tandem_wire::pcap::TraceError::NotATrace(_)) => decode_raw(name, &data, &mut out),
-        Err(e) => Err(CliError::input(name, e)),
+    let result = if capture {
+        match TraceReader::new(input) {
+            Ok(reader) => decode_trace(name, reader, &mut out),
+            Err(e) => Err(CliError::input(name, e)),
+        }
+    } else {
+        decode_raw(name, input, &mut out)
     };
     match result {
         Err(CliError::Runtime(m)) if m.contains("Broken pipe") => Ok(()),
@@ -1307,31 +1323,62 @@ pub fn decode(path: &Path) -> Result<(), CliError> {
     }
 }
 
-fn decode_raw(name: &Path, data: &[u8], out: &mut impl Write) -> Result<(), CliError> {
-    let mut at = 0usize;
-    while at < data.len() {
-        let rest = &data[at..];
-        let len = match Packet::new_checked(rest) {
-            Ok(p) => usize::from(p.length()),
-            Err(WireError::Truncated) => {
-                return Err(CliError::input(
-                    name,
-                    format!("byte {at}: truncated OpenFlow message ({} bytes left)", rest.len()),
-                ))
-            }
-            Err(e) => {
-                return Err(CliError::input(
-                    name,
-                    format!("byte {at}: not an OpenFlow message: {e}"),
-                ))
-            }
+fn decode_raw(name: &Path, mut input: impl Read, out: &mut impl Write) -> Result<(), CliError> {
+    let mut at = 0u64;
+    let mut msg = Vec::with_capacity(1 << 16);
+    loop {
+        // One message at a time: its 8-byte header, then the length it gives.
+        msg.resize(8, 0);
+        let got = read_full(&mut input, &mut msg[..8]).map_err(|e| CliError::input(name, e))?;
+        if got == 0 {
+            return Ok(());
+        }
+        let truncated = |left: usize| {
+            CliError::input(
+                name,
+                format!("byte {at}: truncated OpenFlow message ({left} bytes left)"),
+            )
         };
-        let j = decode_message(&rest[..len])
-            .map_err(|e| CliError::input(name, format!("byte {at}: bad OpenFlow message: {e}")))?;
+        if got < 8 {
+            return Err(truncated(got));
+        }
+        let len = usize::from(u16::from_be_bytes([msg[2], msg[3]]));
+        if len < 8 {
+            return Err(CliError::input(
+                name,
+                format!("byte {at}: not an OpenFlow message: length {len} is below the 8-byte header"),
+            ));
+        }
+        msg.resize(len, 0);
+        let more = read_full(&mut input, &mut msg[8..]).map_err(|e| CliError::input(name, e))?;
+        if more < len - 8 {
+            return Err(truncated(8 + more));
+        }
+        if let Err(e) = Packet::new_checked(&msg[..]) {
+            return Err(CliError::input(
+                name,
+                format!("byte {at}: not an OpenFlow message: {e}"),
+            ));
+        }
+        let j =
+            decode_message(&msg).map_err(|e| CliError::input(name, format!("byte {at}: bad OpenFlow message: {e}")))?;
         writeln!(out, "{}", j.to_line()).map_err(write_err)?;
-        at += len;
+        at += len as u64;
     }
-    Ok(())
+}
+
+/// Reads until `buf` is full or the input ends; returns the bytes read.
+fn read_full(input: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match input.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
 }
 
 /// One direction of a TCP connection: the next expected sequence number, segments that came
@@ -1340,9 +1387,18 @@ fn decode_raw(name: &Path, data: &[u8], out: &mut impl Write) -> Result<(), CliE
 struct Stream {
     next_seq: Option<u32>,
     early: BTreeMap<u32, Vec<u8>>,
+    /// Bytes held in `early`.
+    early_bytes: usize,
     buf: Vec<u8>,
     broken: bool,
+    /// A gap that was never filled, reported once: (expected sequence number, bytes held
+    /// beyond it when the stream gave up on it).
+    gap: Option<(u32, usize)>,
 }
+
+/// Most bytes one direction holds beyond a gap (segments that arrived early) before it gives
+/// up on the gap: a capture that lost a segment cannot make the reader hold the rest.
+const EARLY_LIMIT: usize = 4 << 20;
 
 impl Stream {
     /// Adds a segment; in-order bytes go to `buf`.
@@ -1351,12 +1407,24 @@ impl Stream {
         let next = *self.next_seq.get_or_insert(seq);
         let ahead = seq.wrapping_sub(next) as i32;
         if ahead > 0 {
-            if !payload.is_empty() {
-                self.early.insert(seq, payload.to_vec());
+            if !payload.is_empty() && !self.broken {
+                self.early_bytes += payload.len();
+                if let Some(old) = self.early.insert(seq, payload.to_vec()) {
+                    self.early_bytes -= old.len();
+                }
+                if self.early_bytes > EARLY_LIMIT {
+                    // The missing bytes are not coming (the capture lost them): the message
+                    // boundaries after the gap are unknown, so the stream ends here.
+                    self.gap = Some((next, self.early_bytes));
+                    self.broken = true;
+                    self.early.clear();
+                    self.early_bytes = 0;
+                }
             }
             return;
         }
-        let skip = (-ahead) as usize;
+        // `ahead` is at most 0 here; its magnitude as usize (2^31 for i32::MIN) never overflows.
+        let skip = ahead.unsigned_abs() as usize;
         if skip < payload.len() {
             self.buf.extend_from_slice(&payload[skip..]);
             self.next_seq = Some(next.wrapping_add((payload.len() - skip) as u32));
@@ -1368,6 +1436,7 @@ impl Stream {
                 break;
             }
             let p = self.early.remove(&s).unwrap_or_default();
+            self.early_bytes -= p.len();
             let skip = next.wrapping_sub(s) as usize;
             if skip < p.len() {
                 self.buf.extend_from_slice(&p[skip..]);
@@ -1448,6 +1517,17 @@ fn decode_trace<R: Read>(name: &Path, mut reader: TraceReader<R>, out: &mut impl
             o.j("ts", serde_json::Number::from_f64(ts).map_or(J::Null, J::Num))
                 .s("direction", direction.clone())
         };
+        if let Some((seq, held)) = s.gap.take() {
+            let j = prefix(O::default())
+                .s(
+                    "error",
+                    format!(
+                        "stream unreadable from here on: the bytes from sequence number {seq} never came ({held} bytes held beyond the gap)"
+                    ),
+                )
+                .done();
+            writeln!(out, "{}", j.to_line()).map_err(write_err)?;
+        }
         let mut used = 0usize;
         while !s.broken {
             let rest = &s.buf[used..];
@@ -1531,6 +1611,35 @@ pub fn encode(path: &Path, out_path: Option<&Path>) -> Result<(), CliError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_gap_that_never_fills_is_bounded_and_reported() {
+        let mut s = Stream::default();
+        s.segment(1000, true, &[]);
+        // Byte 1001 never comes; megabytes arrive beyond it.
+        let chunk = vec![0u8; 1460];
+        let mut seq = 1001u32 + 1460;
+        while s.gap.is_none() {
+            s.segment(seq, false, &chunk);
+            seq = seq.wrapping_add(1460);
+            assert!(s.early_bytes <= EARLY_LIMIT + chunk.len());
+        }
+        assert_eq!(s.gap.map(|g| g.0), Some(1001));
+        assert!(s.broken && s.early.is_empty() && s.early_bytes == 0);
+        // Nothing more is held once the stream is given up.
+        s.segment(seq.wrapping_add(5000), false, &chunk);
+        assert!(s.early.is_empty());
+    }
+
+    #[test]
+    fn sequence_numbers_2_31_apart_do_not_panic() {
+        let mut s = Stream::default();
+        s.segment(0, false, b"abcd");
+        // Exactly half the sequence space behind: i32::MIN, whose negation overflows.
+        s.segment(4u32.wrapping_add(1 << 31), false, b"efgh");
+        s.segment(4, false, b"ijkl");
+        assert_eq!(s.buf, b"abcdijkl");
+    }
 
     #[test]
     fn streams_reassemble_out_of_order_and_retransmitted_segments() {
