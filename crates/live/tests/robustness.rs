@@ -267,3 +267,58 @@ fn a_reconnecting_switch_replaces_its_old_connection() {
         std::thread::sleep(Duration::from_millis(10));
     }
 }
+
+#[test]
+fn a_client_that_trickles_bytes_without_finishing_a_message_is_closed() {
+    let ctl = controller(|c| {
+        c.echo_interval = Duration::from_millis(300);
+        c.echo_timeout = Duration::from_millis(300);
+    });
+    let addr = ctl.addrs()[0];
+    let mut sw = Switch::connect(addr, Version::V1_0, 21);
+    // The start of an echo request that never ends, one byte at a time: every byte used to
+    // reset the keepalive.
+    let partial = [1u8, 2, 0, 64, 0, 0, 0, 1, 9, 9, 9, 9, 9, 9, 9, 9];
+    let start = Instant::now();
+    let mut closed = false;
+    for b in partial.iter().cycle().take(200) {
+        if std::io::Write::write_all(&mut sw.stream, &[*b]).is_err() {
+            closed = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+        if ctl.stats().message_timeouts.load(Ordering::Relaxed) > 0 {
+            closed = true;
+            break;
+        }
+    }
+    assert!(closed, "still open after {:?} of trickling", start.elapsed());
+    assert_eq!(ctl.stats().message_timeouts.load(Ordering::Relaxed), 1);
+}
+
+#[test]
+fn connections_over_the_per_address_cap_are_closed_at_accept() {
+    let ctl = controller(|c| c.max_connections_per_ip = 3);
+    let addr = ctl.addrs()[0];
+    let held: Vec<Switch> = (0..3).map(|i| Switch::connect(addr, Version::V1_3, 100 + i)).collect();
+    // The fourth is accepted by the kernel and closed at once by the controller.
+    let mut extra = std::net::TcpStream::connect(addr).unwrap();
+    extra.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut b = [0u8; 64];
+    let n = std::io::Read::read(&mut extra, &mut b).unwrap_or(0);
+    assert_eq!(n, 0, "the connection over the cap got a hello");
+    assert_eq!(ctl.stats().connections_refused.load(Ordering::Relaxed), 1);
+    // A place comes back when a connection ends.
+    drop(held);
+    let ok = (0..100).any(|i| {
+        std::thread::sleep(Duration::from_millis(20));
+        let mut sw = Switch::connect(addr, Version::V1_3, 200 + i);
+        sw.send(&Message {
+            version: Version::V1_3,
+            xid: 5,
+            body: Body::EchoRequest(vec![]),
+        });
+        sw.recv_reply().is_some()
+    });
+    assert!(ok);
+}

@@ -1,6 +1,7 @@
 //! One switch connection: the handshake, echo keepalive, framing with errors for bad messages,
 //! packet_in events into the shard's pool, and the writer task that batches writes.
 
+use super::outbox::{Outbox, Queued};
 use super::registry::ConnHandle;
 use super::shard::Control;
 use super::stats::Stats;
@@ -45,7 +46,7 @@ struct Conn {
     shared: Arc<Shared>,
     id: u64,
     peer: SocketAddr,
-    tx: mpsc::Sender<Bytes>,
+    tx: Outbox,
     close: Arc<Notify>,
     phase: Phase,
     events: Vec<Event>,
@@ -56,7 +57,12 @@ struct Conn {
 pub(crate) async fn serve(shared: Arc<Shared>, stream: TcpStream, peer: SocketAddr, id: u64) {
     let _ = stream.set_nodelay(true);
     let (mut rd, wr) = stream.into_split();
-    let (tx, rx) = mpsc::channel::<Bytes>(shared.cfg.write_queue);
+    let (tx, rx) = Outbox::new(
+        shared.cfg.write_queue,
+        shared.cfg.write_queue_bytes,
+        shared.queued_bytes.clone(),
+        shared.cfg.write_queue_total_bytes,
+    );
     let close = Arc::new(Notify::new());
     let writer = tokio::spawn(write_loop(shared.clone(), wr, rx, close.clone()));
     let mut c = Conn {
@@ -119,6 +125,10 @@ impl Conn {
                         return "handshake timed out";
                     }
                     if echo_pending {
+                        if buf.len() > start {
+                            Stats::inc(&self.shared.stats.message_timeouts);
+                            return "no whole message in time (a partial one pending)";
+                        }
                         Stats::inc(&self.shared.stats.echo_timeouts);
                         return "echo timed out";
                     }
@@ -133,9 +143,9 @@ impl Conn {
             };
             buf.truncate(at + n);
             Stats::add(&self.shared.stats.bytes_in, n as u64);
-            last_rx = Instant::now();
-            echo_pending = false;
-            // Frame every whole message.
+            // Frame every whole message. Only a whole message counts as a sign of life: a
+            // client that trickles bytes without completing one meets the keepalive's deadline.
+            let before = start;
             loop {
                 let rest = &buf[start..];
                 let p = match Packet::new_checked(rest) {
@@ -153,6 +163,10 @@ impl Conn {
                     return why;
                 }
                 start += len;
+            }
+            if start > before {
+                last_rx = Instant::now();
+                echo_pending = false;
             }
             if !self.events.is_empty() {
                 if let Phase::Ready(_, dpid) = self.phase {
@@ -320,7 +334,7 @@ impl Conn {
     fn send(&self, m: &Message) {
         match m.to_bytes() {
             Ok(b) => {
-                if self.tx.try_send(Bytes::from(b)).is_err() {
+                if !self.tx.try_send(Bytes::from(b)) {
                     Stats::inc(&self.shared.stats.replies_dropped);
                 }
             }
@@ -357,19 +371,25 @@ impl Conn {
 
 /// Drains the write queue, concatenating what is queued into one write (a lone chunk is written
 /// as it is, without a copy).
-async fn write_loop(shared: Arc<Shared>, mut wr: OwnedWriteHalf, mut rx: mpsc::Receiver<Bytes>, close: Arc<Notify>) {
-    let mut buf: Vec<u8> = Vec::with_capacity(256 * 1024);
+async fn write_loop(shared: Arc<Shared>, mut wr: OwnedWriteHalf, mut rx: mpsc::Receiver<Queued>, close: Arc<Notify>) {
+    let mut buf: Vec<u8> = Vec::new();
     let timeout = shared.cfg.write_timeout;
     while let Some(first) = rx.recv().await {
+        // The chunks stay counted as queued until they are written (dropped after the write).
+        let mut taken = vec![first];
         let chunk: &[u8] = match rx.try_recv() {
-            Err(_) => &first,
+            Err(_) => &taken[0].bytes,
             Ok(second) => {
                 buf.clear();
-                buf.extend_from_slice(&first);
-                buf.extend_from_slice(&second);
+                buf.extend_from_slice(&taken[0].bytes);
+                buf.extend_from_slice(&second.bytes);
+                taken.push(second);
                 while buf.len() < 256 * 1024 {
                     match rx.try_recv() {
-                        Ok(more) => buf.extend_from_slice(&more),
+                        Ok(more) => {
+                            buf.extend_from_slice(&more.bytes);
+                            taken.push(more);
+                        }
                         Err(_) => break,
                     }
                 }
@@ -383,6 +403,11 @@ async fn write_loop(shared: Arc<Shared>, mut wr: OwnedWriteHalf, mut rx: mpsc::R
                 Stats::inc(&shared.stats.write_timeouts);
                 break;
             }
+        }
+        drop(taken);
+        // A burst's coalescing buffer is not kept at its peak size for the connection's life.
+        if buf.capacity() > 256 * 1024 {
+            buf = Vec::new();
         }
     }
     // Wake the reader so the connection closes (a no-op when it already has).

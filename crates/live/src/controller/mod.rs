@@ -20,6 +20,7 @@
 mod conn;
 mod engine;
 mod metrics;
+mod outbox;
 mod registry;
 mod shard;
 pub mod stats;
@@ -55,6 +56,15 @@ pub struct ControllerConfig {
     pub threads: usize,
     /// Encoded reply chunks a connection may have queued before its replies are dropped.
     pub write_queue: usize,
+    /// Bytes a connection may have queued before its replies are dropped (a reply larger than
+    /// this still goes through an empty queue).
+    pub write_queue_bytes: usize,
+    /// Bytes all connections together may have queued; past it, replies are dropped.
+    pub write_queue_total_bytes: usize,
+    /// Connections open at once, at most; more are closed at accept.
+    pub max_connections: usize,
+    /// Connections open at once from one IP address, at most.
+    pub max_connections_per_ip: usize,
     /// A switch that sends nothing for this long gets an echo request.
     pub echo_interval: Duration,
     /// A switch that stays silent this long after the echo request is disconnected.
@@ -78,6 +88,10 @@ impl Default for ControllerConfig {
             shards: 1,
             threads: 1,
             write_queue: 1024,
+            write_queue_bytes: 2 << 20,
+            write_queue_total_bytes: 128 << 20,
+            max_connections: 4096,
+            max_connections_per_ip: 2048,
             echo_interval: Duration::from_secs(5),
             echo_timeout: Duration::from_secs(10),
             handshake_timeout: Duration::from_secs(10),
@@ -118,6 +132,10 @@ impl std::error::Error for ControllerError {}
 /// What every task of one server shares.
 pub(crate) struct Shared {
     pub cfg: ControllerConfig,
+    /// Bytes queued for writing over all connections.
+    pub queued_bytes: Arc<std::sync::atomic::AtomicUsize>,
+    /// Open connections per peer address (the total is their sum).
+    pub open: std::sync::Mutex<rustc_hash::FxHashMap<std::net::IpAddr, usize>>,
     pub stats: Arc<Stats>,
     pub clock: Clock,
     pub registry: Registry,
@@ -261,6 +279,8 @@ impl Server {
         };
         let shared = Arc::new(Shared {
             cfg,
+            queued_bytes: Arc::default(),
+            open: Default::default(),
             stats,
             clock: Clock::new(),
             registry: Registry::default(),
@@ -320,6 +340,42 @@ pub(crate) async fn stopped(mut rx: watch::Receiver<bool>) {
     }
 }
 
+/// One open connection's place under the caps; given back when dropped.
+struct ConnSlot {
+    shared: Arc<Shared>,
+    ip: std::net::IpAddr,
+}
+
+impl ConnSlot {
+    /// A place for a connection from `ip`, if neither the total nor the per-address cap is
+    /// reached.
+    fn take(shared: &Arc<Shared>, ip: std::net::IpAddr) -> Option<ConnSlot> {
+        let mut open = shared.open.lock().unwrap_or_else(|p| p.into_inner());
+        let total: usize = open.values().sum();
+        let mine = open.get(&ip).copied().unwrap_or(0);
+        if total >= shared.cfg.max_connections || mine >= shared.cfg.max_connections_per_ip {
+            return None;
+        }
+        *open.entry(ip).or_insert(0) += 1;
+        Some(ConnSlot {
+            shared: shared.clone(),
+            ip,
+        })
+    }
+}
+
+impl Drop for ConnSlot {
+    fn drop(&mut self) {
+        let mut open = self.shared.open.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(n) = open.get_mut(&self.ip) {
+            *n -= 1;
+            if *n == 0 {
+                open.remove(&self.ip);
+            }
+        }
+    }
+}
+
 async fn accept_loop(shared: Arc<Shared>, listener: TcpListener) {
     let mut next_id = 0u64;
     let stop = shared.shutdown.clone();
@@ -327,10 +383,20 @@ async fn accept_loop(shared: Arc<Shared>, listener: TcpListener) {
         tokio::select! {
             r = listener.accept() => match r {
                 Ok((stream, peer)) => {
+                    // Over a cap, the connection is closed at once (dropped), before any work.
+                    let Some(slot) = ConnSlot::take(&shared, peer.ip()) else {
+                        Stats::inc(&shared.stats.connections_refused);
+                        drop(stream);
+                        continue;
+                    };
                     next_id += 1;
                     Stats::inc(&shared.stats.connections_accepted);
                     let id = (u64::from(listener.local_addr().map_or(0, |a| a.port())) << 48) | next_id;
-                    tokio::spawn(conn::serve(shared.clone(), stream, peer, id));
+                    let shared = shared.clone();
+                    tokio::spawn(async move {
+                        conn::serve(shared, stream, peer, id).await;
+                        drop(slot);
+                    });
                 }
                 Err(e) => {
                     tracing::warn!("accept failed: {e}");

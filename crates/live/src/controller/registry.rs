@@ -1,17 +1,17 @@
 //! Connected datapaths: where to send a datapath's replies.
 
-use bytes::Bytes;
+use super::outbox::Outbox;
 use rustc_hash::FxHashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
-use tokio::sync::{mpsc, Notify};
+use tokio::sync::Notify;
 
 /// How to reach one connection.
 #[derive(Debug, Clone)]
 pub(crate) struct ConnHandle {
     /// The connection's id (unique for the server's lifetime).
     pub id: u64,
-    /// Its bounded write queue.
-    pub tx: mpsc::Sender<Bytes>,
+    /// Its write queue, bounded in chunks and bytes.
+    pub tx: Outbox,
     /// Closes the connection when notified.
     pub close: Arc<Notify>,
 }

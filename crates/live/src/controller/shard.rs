@@ -10,7 +10,6 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, MutexGuard};
 use tandem_controller::{Event, Pool, PoolConfig, PoolConfigError, Reply};
 use tandem_wire::openflow::Version;
-use tokio::sync::mpsc::error::TrySendError;
 use tokio::sync::Notify;
 
 /// Batches a shard takes in a row before it lets other tasks run.
@@ -173,10 +172,7 @@ impl Outbox {
             }
             let sent = match registry.get(dpid) {
                 // The encoded bytes are handed over, not copied.
-                Some(h) => match h.tx.try_send(Bytes::from(std::mem::take(buf))) {
-                    Ok(()) => true,
-                    Err(TrySendError::Full(_)) | Err(TrySendError::Closed(_)) => false,
-                },
+                Some(h) => h.tx.try_send(Bytes::from(std::mem::take(buf))),
                 None => false,
             };
             Stats::add(if sent { &s.replies } else { &s.replies_dropped }, *n as u64);

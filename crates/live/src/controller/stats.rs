@@ -24,6 +24,10 @@ macro_rules! counters {
 counters! {
     /// TCP connections accepted.
     connections_accepted: "counter",
+    /// TCP connections closed at accept: over the total or per-address cap.
+    connections_refused: "counter",
+    /// Connections closed for sending no whole message for the keepalive's time (a trickle).
+    message_timeouts: "counter",
     /// Switches connected now (handshake done).
     switches_connected: "gauge",
     /// Handshakes completed (features reply received).
