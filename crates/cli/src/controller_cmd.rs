@@ -47,8 +47,9 @@ pub struct ControllerArgs {
     /// Serve the counters (Prometheus text) over HTTP on this address.
     #[arg(long, value_name = "ADDR:PORT", value_parser = units::parse_socket_addr)]
     pub metrics: Option<SocketAddr>,
-    /// Idle timeout of the flows the learning switch installs, in seconds.
-    #[arg(long, default_value_t = 60, value_name = "S")]
+    /// Idle timeout of the flows the learning switch installs (whole seconds: `60s`, `2min`;
+    /// `0` for none).
+    #[arg(long, default_value = "60s", value_name = "DURATION", value_parser = units::parse_duration_secs)]
     pub idle_timeout: u16,
     /// Log level (error, warn, info, debug, trace), or a tracing filter.
     #[arg(long, default_value = "info", value_name = "FILTER")]

@@ -29,44 +29,25 @@ pub fn parse_positive(text: &str) -> Result<usize, String> {
     }
 }
 
-/// Parses a duration such as `60s`, `1.5ms`, `250us`, `10ns`, `2m` or `1h` into nanoseconds.
+/// Parses a duration into nanoseconds with the scenario files' grammar
+/// ([`tandem_sim::units::parse_time`]): `60s`, `1.5ms`, `250us`, `10ns`, `2min`, `1h` (`sec`,
+/// `µs` too; a bare `0`). One syntax on the command line and in scenarios; a value finer than a
+/// nanosecond is refused here, as the tools count nanoseconds.
 pub fn parse_duration_ns(text: &str) -> Result<u64, String> {
-    let t = text.trim();
-    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let scale: u64 = match unit.trim() {
-        "ns" => 1,
-        "us" | "µs" => 1_000,
-        "ms" => 1_000_000,
-        "s" => 1_000_000_000,
-        "m" | "min" => 60_000_000_000,
-        "h" => 3_600_000_000_000,
-        "" => return Err(format!("`{text}` needs a unit (ns, us, ms, s, m, h)")),
-        u => return Err(format!("`{u}` is not a time unit (ns, us, ms, s, m, h)")),
-    };
-    let (whole, frac) = num.split_once('.').unwrap_or((num, ""));
-    if whole.is_empty() && frac.is_empty() {
-        return Err(format!("`{text}` has no number"));
+    let ps = tandem_sim::units::parse_time(text.trim()).map_err(|e| e.to_string())?;
+    if ps % 1_000 != 0 {
+        return Err(format!("`{text}`: finer than a nanosecond"));
     }
-    let whole: u64 = if whole.is_empty() {
-        0
-    } else {
-        whole.parse().map_err(|_| format!("`{text}` is not a number"))?
-    };
-    let mut ns = whole
-        .checked_mul(scale)
-        .ok_or_else(|| format!("`{text}` is too large"))?;
-    if !frac.is_empty() {
-        if !frac.bytes().all(|b| b.is_ascii_digit()) || frac.len() > 18 {
-            return Err(format!("`{text}` is not a number"));
-        }
-        let digits: u128 = frac.parse().map_err(|_| format!("`{text}` is not a number"))?;
-        let part = digits * u128::from(scale) / 10u128.pow(frac.len() as u32);
-        ns = ns
-            .checked_add(part as u64)
-            .ok_or_else(|| format!("`{text}` is too large"))?;
+    Ok(ps / 1_000)
+}
+
+/// Parses a duration in whole seconds (`60s`, `2min`, `0`), as a flow timeout takes it.
+pub fn parse_duration_secs(text: &str) -> Result<u16, String> {
+    let ns = parse_duration_ns(text)?;
+    if ns % 1_000_000_000 != 0 {
+        return Err(format!("`{text}`: a whole number of seconds"));
     }
-    Ok(ns)
+    u16::try_from(ns / 1_000_000_000).map_err(|_| format!("`{text}`: at most 65535s"))
 }
 
 /// Formats nanoseconds for people: `1.500 s`, `20.000 ms`.
@@ -115,7 +96,11 @@ mod tests {
         assert_eq!(parse_duration_ns("1.5ms"), Ok(1_500_000));
         assert_eq!(parse_duration_ns("250us"), Ok(250_000));
         assert_eq!(parse_duration_ns(".5s"), Ok(500_000_000));
-        assert_eq!(parse_duration_ns("2m"), Ok(120_000_000_000));
+        assert_eq!(parse_duration_ns("2min"), Ok(120_000_000_000));
+        assert!(parse_duration_ns("250ps").is_err());
+        assert_eq!(parse_duration_secs("5s"), Ok(5));
+        assert_eq!(parse_duration_secs("0"), Ok(0));
+        assert!(parse_duration_secs("1.5s").is_err());
         assert!(parse_duration_ns("60").unwrap_err().contains("needs a unit"));
         assert!(parse_duration_ns("60 parsecs").is_err());
         assert!(parse_duration_ns("s").is_err());
