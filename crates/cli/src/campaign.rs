@@ -24,6 +24,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
+use tandem_sim::limits::Limits;
 use tandem_sim::scenario::Scenario;
 use tandem_sim::table::{Column, Table};
 
@@ -162,6 +163,11 @@ pub struct Plan {
     pub axes: Vec<Axis>,
     /// Every run, in plan order.
     pub runs: Vec<RunSpec>,
+    /// The limits every run is loaded with: each run's memory estimate is at most
+    /// `limits.max_memory_bytes`.
+    pub limits: Limits,
+    /// The largest memory estimate of a run of the plan, in bytes.
+    pub max_run_memory: u64,
 }
 
 /// FNV-1a, 64 bits: a hash that never changes between Rust releases or machines.
@@ -215,8 +221,21 @@ fn grid_error(e: tandem_sim::scenario::ScenarioError, params: &[(String, String)
 
 impl Plan {
     /// Loads the scenario once per run (grid cross product x seeds) to validate it and compute
-    /// the run ids; any bad key or value fails here, before anything runs.
+    /// the run ids; any bad key or value fails here, before anything runs. Every run must fit
+    /// the default memory limit ([`Limits::default`]).
     pub fn new(scenario: &Path, fixed: &[(String, String)], axes: &[Axis], seeds: &[u64]) -> Result<Plan, CliError> {
+        Plan::with_limits(scenario, fixed, axes, seeds, Limits::default())
+    }
+
+    /// [`Plan::new`] with explicit limits: a run whose memory estimate is above
+    /// `limits.max_memory_bytes` fails the plan.
+    pub fn with_limits(
+        scenario: &Path,
+        fixed: &[(String, String)],
+        axes: &[Axis],
+        seeds: &[u64],
+        limits: Limits,
+    ) -> Result<Plan, CliError> {
         if scenario.is_dir() {
             return Err(CliError::input(scenario, "is a folder, not a scenario file"));
         }
@@ -242,6 +261,7 @@ impl Plan {
             )));
         }
         let mut runs = Vec::with_capacity(total);
+        let mut max_run_memory = 0;
         for p in 0..points {
             // Mixed-radix digits of p, last axis fastest.
             let mut rest = p;
@@ -251,7 +271,8 @@ impl Plan {
                 rest /= a.values.len();
             }
             for &seed in seeds {
-                let sc = load(scenario, fixed, &params, seed)?;
+                let sc = load(scenario, fixed, &params, seed, &limits)?;
+                max_run_memory = sc.memory_estimate().total().max(max_run_memory);
                 let id = run_id(&sc, &params, seed);
                 runs.push(RunSpec {
                     index: runs.len(),
@@ -266,7 +287,18 @@ impl Plan {
             fixed: fixed.to_vec(),
             axes: axes.to_vec(),
             runs,
+            limits,
+            max_run_memory,
         })
+    }
+
+    /// How many runs may be in memory at once: as many as the memory limit holds runs of the
+    /// largest estimate (at least 1).
+    pub fn parallel_runs(&self) -> usize {
+        let each = self.max_run_memory.max(1);
+        usize::try_from(self.limits.max_memory_bytes / each)
+            .unwrap_or(usize::MAX)
+            .max(1)
     }
 
     /// The run with this id.
@@ -280,11 +312,12 @@ fn load(
     fixed: &[(String, String)],
     params: &[(String, String)],
     seed: u64,
+    limits: &Limits,
 ) -> Result<Scenario, CliError> {
     let mut overrides = fixed.to_vec();
     overrides.extend_from_slice(params);
     overrides.push(("seed".into(), seed.to_string()));
-    Scenario::load(scenario, &overrides).map_err(|e| grid_error(e, params))
+    Scenario::load_with(scenario, &overrides, limits).map_err(|e| grid_error(e, params))
 }
 
 /// The folder of a finished run.
@@ -314,7 +347,7 @@ pub fn prepare_out(out: &Path) -> Result<(), CliError> {
 /// into a hidden partial folder and renamed when complete; `cancel` stops it between steps of
 /// simulated time (an interrupted run leaves nothing).
 pub fn run_one(plan: &Plan, run: &RunSpec, out: &Path, cancel: &AtomicBool) -> Result<Value, CliError> {
-    let sc = load(&plan.scenario, &plan.fixed, &run.params, run.seed)?;
+    let sc = load(&plan.scenario, &plan.fixed, &run.params, run.seed, &plan.limits)?;
     let runs = out.join("runs");
     let partial = runs.join(format!(".{}.partial-{}", run.id, std::process::id()));
     let _ = std::fs::remove_dir_all(&partial);
@@ -393,7 +426,8 @@ pub fn pending<'a>(plan: &'a Plan, out: &Path, shard: Option<Shard>) -> (Vec<&'a
 
 /// Runs every unfinished run of `shard` (all when `None`) on `jobs` threads, calling `tick`
 /// after each; a failed run does not stop the others. Setting `cancel` stops after the runs
-/// in progress.
+/// in progress. At most [`Plan::parallel_runs`] runs go at once, whatever `jobs` says, so that
+/// the runs in memory together fit the plan's memory limit.
 pub fn execute(
     plan: &Plan,
     out: &Path,
@@ -408,7 +442,7 @@ pub fn execute(
     let done = AtomicUsize::new(0);
     let outcome = Mutex::new(outcome);
     std::thread::scope(|s| {
-        for _ in 0..jobs.clamp(1, todo.len().max(1)) {
+        for _ in 0..jobs.min(plan.parallel_runs()).clamp(1, todo.len().max(1)) {
             s.spawn(|| loop {
                 if cancel.load(Ordering::Relaxed) {
                     break;
@@ -601,6 +635,23 @@ mod tests {
         assert!(parse_seeds("3..1").is_err());
         assert!(parse_seeds("a..2").is_err());
         assert!(parse_seeds("1,1").is_err());
+    }
+
+    #[test]
+    fn runs_in_memory_together_fit_the_limit() {
+        let sc = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/incast.toml");
+        let axis = parse_axis("tcp.min_rto=1ms,10ms").unwrap();
+        let plan = Plan::new(&sc, &[], std::slice::from_ref(&axis), &[1]).unwrap();
+        let each = plan.max_run_memory;
+        assert!(each > 40 << 20 && each < 100 << 20, "{each}");
+        let limited = Plan::with_limits(&sc, &[], &[axis], &[1, 2], Limits::max_memory(3 * each + 1)).unwrap();
+        assert_eq!(limited.parallel_runs(), 3);
+        assert_eq!(limited.runs.len(), 4);
+        let e = Plan::with_limits(&sc, &[], &[], &[1], Limits::max_memory(each - 1))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("the run would need about"), "{e}");
     }
 
     #[test]

@@ -172,11 +172,16 @@ enum SimCommand {
         /// Override a value of the file, e.g. `--set tcp.min_rto=1ms --set flows[0].load=30%`.
         #[arg(long = "set", value_name = "KEY=VALUE", value_parser = sim_cmd::parse_set)]
         sets: Vec<(String, String)>,
+        /// The most memory the run may need, e.g. `8GiB`: a scenario whose estimate is above it
+        /// is refused [default: half of this machine's memory].
+        #[arg(long, value_name = "SIZE", value_parser = sim_cmd::parse_max_memory)]
+        max_memory: Option<u64>,
         /// No progress bar.
         #[arg(long, short)]
         quiet: bool,
     },
-    /// Validate a scenario (every key, unit and name) and say what it would run.
+    /// Validate a scenario (every key, unit and name, and the memory a run needs) and say what
+    /// it would run.
     Check {
         /// The scenario file.
         scenario: PathBuf,
@@ -186,6 +191,10 @@ enum SimCommand {
         /// Override a value, as for `run`.
         #[arg(long = "set", value_name = "KEY=VALUE", value_parser = sim_cmd::parse_set)]
         sets: Vec<(String, String)>,
+        /// The most memory the run may need, e.g. `8GiB`: a scenario whose estimate is above it
+        /// is refused [default: half of this machine's memory].
+        #[arg(long, value_name = "SIZE", value_parser = sim_cmd::parse_max_memory)]
+        max_memory: Option<u64>,
     },
     /// Write the scenario as the spec bench/ns3/scenario.cc runs in ns-3 (same topology,
     /// queues, TCP settings and flow list); refuses what ns-3 would model differently.
@@ -201,6 +210,10 @@ enum SimCommand {
         /// Write the spec here [default: standard output].
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
+        /// The most memory the run may need, e.g. `8GiB`: a scenario whose estimate is above it
+        /// is refused [default: half of this machine's memory].
+        #[arg(long, value_name = "SIZE", value_parser = sim_cmd::parse_max_memory)]
+        max_memory: Option<u64>,
     },
 }
 
@@ -281,16 +294,23 @@ fn run(cli: Cli) -> Result<(), CliError> {
             out,
             seed,
             sets,
+            max_memory,
             quiet,
-        }) => sim_cmd::run(&scenario, out.as_deref(), seed, &sets, quiet),
+        }) => sim_cmd::run(&scenario, out.as_deref(), seed, &sets, quiet, max_memory),
         Command::Sweep(a) => sweep_cmd::sweep(&a),
-        Command::Sim(SimCommand::Check { scenario, seed, sets }) => sim_cmd::check(&scenario, seed, &sets),
+        Command::Sim(SimCommand::Check {
+            scenario,
+            seed,
+            sets,
+            max_memory,
+        }) => sim_cmd::check(&scenario, seed, &sets, max_memory),
         Command::Sim(SimCommand::ExportNs3 {
             scenario,
             seed,
             sets,
             out,
-        }) => sim_cmd::export_ns3(&scenario, seed, &sets, out.as_deref()),
+            max_memory,
+        }) => sim_cmd::export_ns3(&scenario, seed, &sets, out.as_deref(), max_memory),
         Command::Analyze(AnalyzeCommand::Offload {
             flows,
             k,

@@ -9,6 +9,7 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 use tandem_sim::experiment::{self, Experiment, Kind};
+use tandem_sim::limits::{self as sim_limits, Limits};
 use tandem_sim::run::{self, Progress};
 use tandem_sim::scenario::Scenario;
 use tandem_sim::time::as_secs;
@@ -22,13 +23,37 @@ pub fn parse_set(s: &str) -> Result<(String, String), String> {
     }
 }
 
-/// Loads a scenario file with `--seed` and `--set` applied.
+/// Parses `--max-memory`: a size such as `8GiB`, `512MB` or `1TiB`, above 0.
+pub fn parse_max_memory(s: &str) -> Result<u64, String> {
+    match tandem_sim::units::parse_size(s) {
+        Ok(0) => Err("must be above 0".into()),
+        Ok(b) => Ok(b),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// The limits of `--max-memory` (default: [`Limits::default`], half of this machine's memory).
+pub fn limits(max_memory: Option<u64>) -> Limits {
+    max_memory.map_or_else(Limits::default, Limits::max_memory)
+}
+
+/// Loads a scenario file with `--seed` and `--set` applied, within the default limits.
 pub fn load(scenario: &Path, seed: Option<u64>, sets: &[(String, String)]) -> Result<Scenario, CliError> {
+    load_with(scenario, seed, sets, &Limits::default())
+}
+
+/// [`load`] within `limits` (a scenario estimated above its memory limit is bad input).
+pub fn load_with(
+    scenario: &Path,
+    seed: Option<u64>,
+    sets: &[(String, String)],
+    limits: &Limits,
+) -> Result<Scenario, CliError> {
     let mut overrides = sets.to_vec();
     if let Some(s) = seed {
         overrides.push(("seed".to_string(), s.to_string()));
     }
-    Scenario::load(scenario, &overrides).map_err(|e| CliError::Input(e.to_string()))
+    Scenario::load_with(scenario, &overrides, limits).map_err(|e| CliError::Input(e.to_string()))
 }
 
 /// A duration in picoseconds for people: three significant digits in the largest fitting unit.
@@ -73,11 +98,18 @@ pub(crate) fn bar(quiet: bool, len: u64, template: &str) -> ProgressBar {
     bar
 }
 
-/// `tandem sim check`: validates a scenario and says what it would run.
-pub fn check(scenario: &Path, seed: Option<u64>, sets: &[(String, String)]) -> Result<(), CliError> {
-    let sc = load(scenario, seed, sets)?;
+/// `tandem sim check`: validates a scenario (its memory estimate within `max_memory`, default
+/// [`Limits::default`]) and says what it would run.
+pub fn check(
+    scenario: &Path,
+    seed: Option<u64>,
+    sets: &[(String, String)],
+    max_memory: Option<u64>,
+) -> Result<(), CliError> {
+    let limits = limits(max_memory);
+    let sc = load_with(scenario, seed, sets, &limits)?;
     let t = &sc.topology;
-    let bytes: u64 = sc.flows.iter().map(|f| f.bytes).sum();
+    let bytes: u64 = sc.flows.iter().fold(0u64, |a, f| a.saturating_add(f.bytes));
     println!("{}: ok", scenario.display());
     println!("scenario   {} (seed {}): {}", sc.name, sc.seed, sc.description);
     println!("duration   {}", fmt_time(sc.duration));
@@ -97,6 +129,11 @@ pub fn check(scenario: &Path, seed: Option<u64>, sets: &[(String, String)]) -> R
     if let Some(l) = t.hosts().first().and_then(|&h| t.host_link(h)) {
         println!("host link  {} / {}", fmt_rate(l.cfg.rate_bps), fmt_time(l.cfg.delay));
     }
+    println!(
+        "memory     {}; limit {} (--max-memory)",
+        sc.memory_estimate(),
+        sim_limits::fmt_bytes(limits.max_memory_bytes)
+    );
     Ok(())
 }
 
@@ -106,8 +143,9 @@ pub fn export_ns3(
     seed: Option<u64>,
     sets: &[(String, String)],
     out: Option<&Path>,
+    max_memory: Option<u64>,
 ) -> Result<(), CliError> {
-    let sc = load(scenario, seed, sets)?;
+    let sc = load_with(scenario, seed, sets, &limits(max_memory))?;
     let spec = tandem_sim::ns3_spec::export(&sc).map_err(|e| CliError::input(scenario, e))?;
     match out {
         None => print!("{spec}"),
@@ -125,15 +163,17 @@ pub fn export_ns3(
     Ok(())
 }
 
-/// `tandem sim run`: runs `scenario` into `out` (default `results/<scenario name>`).
+/// `tandem sim run`: runs `scenario` into `out` (default `results/<scenario name>`), if its
+/// memory estimate is within `max_memory` (default [`Limits::default`]).
 pub fn run(
     scenario: &Path,
     out: Option<&Path>,
     seed: Option<u64>,
     sets: &[(String, String)],
     quiet: bool,
+    max_memory: Option<u64>,
 ) -> Result<(), CliError> {
-    let sc = load(scenario, seed, sets)?;
+    let sc = load_with(scenario, seed, sets, &limits(max_memory))?;
     let out_dir = out
         .map(Path::to_path_buf)
         .unwrap_or_else(|| Path::new("results").join(&sc.name));

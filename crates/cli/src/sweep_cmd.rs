@@ -33,6 +33,11 @@ pub struct SweepArgs {
     /// $SLURM_ARRAY_TASK_ID/16`; a last command without --shard gathers the table.
     #[arg(long, value_name = "I/N", value_parser = Shard::parse)]
     pub shard: Option<Shard>,
+    /// The most memory one run may need, e.g. `8GiB`: a run whose estimate is above it fails
+    /// the whole sweep before anything runs, and no more runs go at once than fit in it
+    /// together [default: half of this machine's memory].
+    #[arg(long, value_name = "SIZE", value_parser = crate::sim_cmd::parse_max_memory)]
+    pub max_memory: Option<u64>,
     /// No progress bar.
     #[arg(long, short)]
     pub quiet: bool,
@@ -57,11 +62,14 @@ pub fn sweep(args: &SweepArgs) -> Result<(), CliError> {
         return Err(CliError::Input("--jobs: must be at least 1".into()));
     }
     let start = Instant::now();
-    let plan = Plan::new(&args.scenario, &args.sets, &args.grid, &args.seeds.0)?;
+    let limits = crate::sim_cmd::limits(args.max_memory);
+    let plan = Plan::with_limits(&args.scenario, &args.sets, &args.grid, &args.seeds.0, limits)?;
     campaign::prepare_out(&args.out)?;
     let (todo, before) = campaign::pending(&plan, &args.out, args.shard);
     let points: usize = args.grid.iter().map(|a| a.values.len()).product();
     let jobs = args.jobs.unwrap_or_else(default_jobs);
+    // Runs that would not fit in memory together do not go at once (campaign::execute).
+    let jobs = jobs.min(plan.parallel_runs());
     println!(
         "campaign   {} runs ({points} grid points x {} seeds){}",
         plan.runs.len(),

@@ -196,3 +196,113 @@ fn reproduce_lists_and_runs_from_anywhere() {
         assert!(s.join("results/sim-validation").join(f).exists(), "{f}");
     }
 }
+
+#[test]
+fn scenarios_beyond_the_memory_limit_are_refused_in_one_line() {
+    let s = Scratch::new("sim-limits");
+    let star = s.join("star.toml");
+    std::fs::write(
+        &star,
+        "duration = \"100ms\"\n[topology]\nkind = \"star\"\nhosts = 1000000000\nlink = { rate = \"10Gbps\", delay = \"1us\" }\n",
+    )
+    .unwrap();
+    let fat = s.join("fat.toml");
+    std::fs::write(
+        &fat,
+        "duration = \"100ms\"\n[topology]\nkind = \"fat_tree\"\nk = 100\nhost_link = { rate = \"10Gbps\", delay = \"1us\" }\nfabric_link = { rate = \"10Gbps\", delay = \"1us\" }\n",
+    )
+    .unwrap();
+    let (star, fat) = (star.to_str().unwrap(), fat.to_str().unwrap());
+    let incast = scenario("incast.toml");
+    let refused = |args: &[&str], want: &[&str]| {
+        let t0 = std::time::Instant::now();
+        let o = tandem_in(s.path(), args);
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.starts_with("tandem: "), "{err}");
+        for w in want {
+            assert!(err.contains(w), "want `{w}` in {err}");
+        }
+        assert!(t0.elapsed() < std::time::Duration::from_secs(5), "{args:?}");
+        assert!(!s.join("results").exists(), "nothing is written");
+    };
+    // The cases, at a fixed limit: the estimate, the limit and how to raise it.
+    for cmd in ["check", "run", "export-ns3"] {
+        refused(
+            &["sim", cmd, star, "--max-memory", "8GiB"],
+            &[
+                "star.toml:2: topology: the run would need about 88.6 TiB (network 1.22 TiB, routing 128 KiB,",
+                "more than the memory limit of 8.00 GiB",
+                "--max-memory",
+            ],
+        );
+    }
+    refused(
+        &["sim", "check", fat, "--max-memory", "8GiB"],
+        &[
+            "fat.toml: output.queue_sample_interval: the run would need about 113 GiB",
+            "1251250000 queue samples",
+        ],
+    );
+    refused(
+        &["sim", "check", &incast, "--set", "output.queue_sample_interval=1ps"],
+        &["--set: output.queue_sample_interval: must be at least 1ns"],
+    );
+    refused(
+        &[
+            "sim",
+            "check",
+            &incast,
+            "--set",
+            "output.queue_sample_interval=1ns",
+            "--max-memory",
+            "8GiB",
+        ],
+        &["the run would need about 1", "100000001 queue samples"],
+    );
+    // --max-memory lowers the limit below the smallest run, and raises it above the default.
+    refused(
+        &["sim", "run", &incast, "--max-memory", "1MiB", "-q"],
+        &["more than the memory limit of 1.00 MiB"],
+    );
+    let o = tandem_in(s.path(), &["sim", "check", fat, "--max-memory", "200GiB"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    assert!(
+        out.contains("topology   250000 hosts, 12500 switches, 750000 links"),
+        "{out}"
+    );
+    assert!(out.contains("memory     about 113 GiB"), "{out}");
+    assert!(out.contains("limit 200 GiB (--max-memory)"), "{out}");
+    let o = tandem_in(s.path(), &["sim", "check", &incast]);
+    assert!(text(&o.stdout).contains("memory     about "), "{}", text(&o.stdout));
+    // A bad size is a usage error.
+    let o = tandem_in(s.path(), &["sim", "check", &incast, "--max-memory", "lots"]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = tandem_in(s.path(), &["sim", "check", &incast, "--max-memory", "0"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("must be above 0"), "{}", text(&o.stderr));
+}
+
+#[test]
+fn flow_sizes_a_tcp_cannot_carry_are_refused() {
+    let s = Scratch::new("sim-bytes");
+    let incast = scenario("incast.toml");
+    let o = tandem_in(
+        s.path(),
+        &["sim", "check", &incast, "--set", "flows[0].bytes=18446744073709551614"],
+    );
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("tandem: --set: flows[0].bytes: at most 4611686018427387904 bytes (4EiB, 2^62"),
+        "{err}"
+    );
+    let o = tandem_in(
+        s.path(),
+        &["sim", "check", &incast, "--set", "flows[0].bytes=4611686018427387904"],
+    );
+    assert!(o.status.success(), "{}", text(&o.stderr));
+}

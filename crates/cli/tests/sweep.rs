@@ -192,6 +192,23 @@ fn bad_grids_fail_before_anything_runs() {
             vec!["--seeds", "1", "--jobs", "0", "--out", "o"],
             "--jobs: must be at least 1",
         ),
+        (
+            vec!["--seeds", "1", "--max-memory", "1MiB", "--out", "o"],
+            "the run would need about ",
+        ),
+        (
+            vec![
+                "--grid",
+                "output.queue_sample_interval=1ms,1ns",
+                "--seeds",
+                "1",
+                "--max-memory",
+                "1GiB",
+                "--out",
+                "o",
+            ],
+            "tandem: --grid output.queue_sample_interval=1ns: the run would need about ",
+        ),
     ] {
         let mut all = vec!["sweep", sc.as_str()];
         all.extend_from_slice(&args);

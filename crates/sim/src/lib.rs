@@ -16,6 +16,7 @@
 pub mod config;
 pub mod event;
 pub mod experiment;
+pub mod limits;
 pub mod ns3_spec;
 pub mod packet;
 pub mod plot;

@@ -114,6 +114,11 @@ struct ClassQueue {
     red_idle_since: Option<Time>,
 }
 
+/// Bytes of one class of an egress queue, for [`crate::limits`].
+pub(crate) fn class_queue_bytes() -> usize {
+    std::mem::size_of::<ClassQueue>()
+}
+
 /// What RED decided for one arrival.
 enum RedVerdict {
     Pass,

@@ -20,15 +20,18 @@
 use crate::config::{
     BufferConfig, CcAlgo, DelayedAck, Forwarding, LinkConfig, Marking, QueueConfig, SwitchConfig, TcpConfig,
 };
+use crate::limits::{fmt_bytes, Limits, MemoryEstimate};
 use crate::packet::NodeId;
-use crate::time::{Time, US};
-use crate::topology::{line_at, Topology};
-use crate::units::{FractionArg, RateArg, SizeArg, TimeArg};
+use crate::tcp::MAX_STREAM_BYTES;
+use crate::time::{Time, NS, US};
+use crate::topology::{line_at, Shape, Topology, TopologySize};
+use crate::units::{fmt_time, FractionArg, RateArg, SizeArg, TimeArg};
 use crate::workload::{self, FlowSizeCdf, FlowSpec, PoissonLimit};
 use rustc_hash::FxHashMap;
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use std::fmt;
+use std::mem::size_of;
 use std::path::{Path, PathBuf};
 
 /// A scenario file (or an override) that cannot be run, with where the problem is.
@@ -175,21 +178,30 @@ fn parse_path(text: &str) -> Option<Vec<Seg>> {
 /// The line of every key path in the file, from a spanned parse.
 fn key_lines(text: &str) -> FxHashMap<String, usize> {
     use toml::de::{DeTable, DeValue};
-    fn walk(text: &str, v: &DeValue<'_>, path: &mut Vec<Seg>, out: &mut FxHashMap<String, usize>) {
+    // Byte offsets of the newlines, so that a key's line is a binary search (a file with many
+    // keys is not read once per key).
+    let newlines: Vec<usize> = text
+        .bytes()
+        .enumerate()
+        .filter(|&(_, b)| b == b'\n')
+        .map(|(i, _)| i)
+        .collect();
+    let line = |offset: usize| 1 + newlines.partition_point(|&n| n < offset);
+    fn walk(line: &dyn Fn(usize) -> usize, v: &DeValue<'_>, path: &mut Vec<Seg>, out: &mut FxHashMap<String, usize>) {
         match v {
             DeValue::Table(t) => {
                 for (k, child) in t.iter() {
                     path.push(Seg::Key(k.get_ref().to_string()));
-                    out.insert(fmt_path(path), line_at(text, k.span().start));
-                    walk(text, child.get_ref(), path, out);
+                    out.insert(fmt_path(path), line(k.span().start));
+                    walk(line, child.get_ref(), path, out);
                     path.pop();
                 }
             }
             DeValue::Array(a) => {
                 for (i, child) in a.iter().enumerate() {
                     path.push(Seg::Index(i));
-                    out.insert(fmt_path(path), line_at(text, child.span().start));
-                    walk(text, child.get_ref(), path, out);
+                    out.insert(fmt_path(path), line(child.span().start));
+                    walk(line, child.get_ref(), path, out);
                     path.pop();
                 }
             }
@@ -198,7 +210,7 @@ fn key_lines(text: &str) -> FxHashMap<String, usize> {
     }
     let mut out = FxHashMap::default();
     if let Ok(root) = DeTable::parse(text) {
-        walk(text, &DeValue::Table(root.into_inner()), &mut Vec::new(), &mut out);
+        walk(&line, &DeValue::Table(root.into_inner()), &mut Vec::new(), &mut out);
     }
     out
 }
@@ -209,6 +221,7 @@ struct Ctx {
     lines: FxHashMap<String, usize>,
     overridden: Vec<Vec<Seg>>,
     base_dir: PathBuf,
+    limits: Limits,
 }
 
 impl Ctx {
@@ -594,8 +607,16 @@ const FLOW_KINDS: &[&str] = &[
 impl Scenario {
     /// Reads and validates the scenario file at `path`, applying `overrides` (`key`, `value`)
     /// first. Relative file names inside it (graph, CDF, replay trace) are taken relative to
-    /// the scenario's folder.
+    /// the scenario's folder. The run's memory estimate must fit the default limit
+    /// ([`Limits::default`]: half of this machine's memory).
     pub fn load(path: &Path, overrides: &[(String, String)]) -> Result<Scenario, ScenarioError> {
+        Scenario::load_with(path, overrides, &Limits::default())
+    }
+
+    /// [`Scenario::load`] with explicit limits: a scenario whose run would need more memory
+    /// than `limits.max_memory_bytes` ([`MemoryEstimate`], checked before anything of that
+    /// size is allocated) is an error naming the key that asks for most of it.
+    pub fn load_with(path: &Path, overrides: &[(String, String)], limits: &Limits) -> Result<Scenario, ScenarioError> {
         let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
             file: path.display().to_string(),
             line: None,
@@ -607,12 +628,12 @@ impl Scenario {
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default();
-        Scenario::parse(&text, &path.display().to_string(), &stem, &base, overrides)
+        Scenario::parse_with(&text, &path.display().to_string(), &stem, &base, overrides, limits)
     }
 
     /// Validates scenario `text` (named `file_name` in errors; `default_name` is used when it
     /// has no `name`), applying `overrides` first; relative file names are resolved against
-    /// `base_dir`.
+    /// `base_dir`. The default limits apply, as for [`Scenario::load`].
     pub fn parse(
         text: &str,
         file_name: &str,
@@ -620,11 +641,24 @@ impl Scenario {
         base_dir: &Path,
         overrides: &[(String, String)],
     ) -> Result<Scenario, ScenarioError> {
+        Scenario::parse_with(text, file_name, default_name, base_dir, overrides, &Limits::default())
+    }
+
+    /// [`Scenario::parse`] with explicit limits (see [`Scenario::load_with`]).
+    pub fn parse_with(
+        text: &str,
+        file_name: &str,
+        default_name: &str,
+        base_dir: &Path,
+        overrides: &[(String, String)],
+        limits: &Limits,
+    ) -> Result<Scenario, ScenarioError> {
         let mut ctx = Ctx {
             file: file_name.to_string(),
             lines: FxHashMap::default(),
             overridden: Vec::new(),
             base_dir: base_dir.to_path_buf(),
+            limits: *limits,
         };
         let table: toml::Table = toml::from_str(text).map_err(|e| ScenarioError {
             file: file_name.to_string(),
@@ -652,6 +686,76 @@ impl Scenario {
         let raw: RawScenario = ctx.de(root, &[])?;
         build(&ctx, raw, default_name)
     }
+
+    /// What a run of this scenario needs ([`crate::limits`]), from its topology, flows and
+    /// queue sampling.
+    pub fn memory_estimate(&self) -> MemoryEstimate {
+        let size = self.topology.size();
+        let classes = self.switch.queue.classes.max(self.host_queue.classes);
+        let mut est = MemoryEstimate::with_topology(&size, classes, self.topology.shape().is_some());
+        let ports = match self.output.sample_ports.len() {
+            0 => size.switch_ports,
+            n => n as u64,
+        };
+        est.set_queue_samples(self.duration, self.output.queue_sample_interval, ports);
+        est.add_flows(self.flows.len() as u64);
+        est
+    }
+}
+
+/// Which part of a scenario a memory estimate is blamed on.
+enum Part<'a> {
+    Topology,
+    Samples,
+    Flows(&'a [Seg]),
+}
+
+/// Refuses an estimate above the limit, naming the key to change: the topology when it does not
+/// fit by itself, else the larger of the queue sampling and the `[[flows]]` entry `flows` being
+/// added.
+fn check_memory(ctx: &Ctx, est: &MemoryEstimate, flows: Option<&[Seg]>) -> Result<(), ScenarioError> {
+    let limit = ctx.limits.max_memory_bytes;
+    if est.total() <= limit {
+        return Ok(());
+    }
+    let network_alone = MemoryEstimate {
+        network: est.network,
+        routing: est.routing,
+        ..MemoryEstimate::default()
+    };
+    let part = match flows {
+        _ if network_alone.total() > limit => Part::Topology,
+        Some(at) if est.flows >= est.queue_samples => Part::Flows(at),
+        _ => Part::Samples,
+    };
+    let (at, hint) = match part {
+        Part::Topology => (vec![Seg::Key("topology".into())], "use a smaller topology"),
+        Part::Samples => (
+            vec![Seg::Key("output".into()), Seg::Key("queue_sample_interval".into())],
+            "sample queues less often (output.queue_sample_interval) or fewer ports (output.sample_ports)",
+        ),
+        Part::Flows(at) => (at.to_vec(), "generate fewer flows"),
+    };
+    Err(ctx.err(
+        &at,
+        format!(
+            "the run would need {est}, more than the memory limit of {}: {hint}, or raise the limit (--max-memory)",
+            fmt_bytes(limit)
+        ),
+    ))
+}
+
+/// Refuses a TCP byte count above [`MAX_STREAM_BYTES`].
+fn check_stream_bytes(ctx: &Ctx, at: &[Seg], bytes: u64) -> Result<(), ScenarioError> {
+    if bytes > MAX_STREAM_BYTES {
+        return Err(ctx.err(
+            at,
+            format!(
+                "at most {MAX_STREAM_BYTES} bytes (4EiB, 2^62: the most one direction of a simulated TCP connection carries), got {bytes}"
+            ),
+        ));
+    }
+    Ok(())
 }
 
 fn apply_override(root: &mut toml::Value, path: &[Seg], value: &str) -> Result<(), String> {
@@ -701,7 +805,38 @@ fn build(ctx: &Ctx, raw: RawScenario, default_name: &str) -> Result<Scenario, Sc
         return Err(ctx.err(&[Seg::Key("duration".into())], "must be above 0"));
     }
     let seed = raw.seed.unwrap_or(1);
-    let topology = build_topology(ctx, raw.topology)?;
+    let out_at = [Seg::Key("output".into())];
+    let queue_sample_interval = match raw.output.queue_sample_interval {
+        None => (duration / 1000).max(US),
+        Some(TimeArg(t)) if t > 0 && t < NS => {
+            return Err(ctx.err(
+                &key(&out_at, "queue_sample_interval"),
+                format!("must be at least 1ns (or 0: no queue samples), got {}", fmt_time(t)),
+            ));
+        }
+        Some(TimeArg(t)) => t,
+    };
+    // The memory estimate of the network and the queue samples, checked before the topology
+    // is built. (Queue classes as written: a bad value is reported by build_queue below.)
+    let classes = [&raw.switch.queue, &raw.host_queue]
+        .iter()
+        .filter_map(|q| q.as_ref().and_then(|q| q.classes))
+        .max()
+        .unwrap_or(1)
+        .clamp(1, 8);
+    let sample_ports = raw.output.sample_ports.len() as u64;
+    let estimate = |size: &TopologySize, computed: bool| -> Result<MemoryEstimate, ScenarioError> {
+        let mut est = MemoryEstimate::with_topology(size, classes, computed);
+        let ports = if sample_ports > 0 {
+            sample_ports
+        } else {
+            size.switch_ports
+        };
+        est.set_queue_samples(duration, queue_sample_interval, ports);
+        check_memory(ctx, &est, None)?;
+        Ok(est)
+    };
+    let (topology, mut est) = build_topology(ctx, raw.topology, &estimate)?;
     let switch = build_switch(ctx, raw.switch)?;
     let host_queue = match raw.host_queue {
         Some(q) => build_queue(
@@ -722,13 +857,17 @@ fn build(ctx: &Ctx, raw: RawScenario, default_name: &str) -> Result<Scenario, Sc
     let mut flows = Vec::new();
     for (i, v) in raw.flows.into_iter().enumerate() {
         let at = index(&[Seg::Key("flows".into())], i);
-        flows.extend(build_flows(ctx, v, &at, &topology, duration, workload_seed(seed, i))?);
+        let more = build_flows(ctx, v, &at, &topology, duration, workload_seed(seed, i), &mut est)?;
+        if flows.is_empty() {
+            flows = more;
+        } else {
+            flows.extend(more);
+        }
     }
     if flows.len() > u32::MAX as usize {
         return Err(ctx.err(&[Seg::Key("flows".into())], "more than 2^32 flows"));
     }
     let flows = workload::finalize(flows);
-    let out_at = [Seg::Key("output".into())];
     let ports = |list: &[String], k: &str| -> Result<Vec<(NodeId, u16)>, ScenarioError> {
         list.iter()
             .enumerate()
@@ -738,11 +877,7 @@ fn build(ctx: &Ctx, raw: RawScenario, default_name: &str) -> Result<Scenario, Sc
     let output = OutputConfig {
         pcap: ports(&raw.output.pcap, "pcap")?,
         sample_ports: ports(&raw.output.sample_ports, "sample_ports")?,
-        queue_sample_interval: raw
-            .output
-            .queue_sample_interval
-            .map(|t| t.0)
-            .unwrap_or_else(|| (duration / 1000).max(US)),
+        queue_sample_interval,
         plots: raw.output.plots.unwrap_or(true),
     };
     Ok(Scenario {
@@ -791,58 +926,77 @@ fn link(l: RawLink) -> LinkConfig {
     }
 }
 
-fn build_topology(ctx: &Ctx, value: toml::Value) -> Result<Topology, ScenarioError> {
+/// Builds the topology, calling `estimate` with its size (and whether its routes are
+/// computed) first: before building it for the built kinds, before its routes for a graph.
+fn build_topology(
+    ctx: &Ctx,
+    value: toml::Value,
+    estimate: &dyn Fn(&TopologySize, bool) -> Result<MemoryEstimate, ScenarioError>,
+) -> Result<(Topology, MemoryEstimate), ScenarioError> {
     let at = [Seg::Key("topology".into())];
     let (kind, v) = ctx.kind_of(value, &at, TOPOLOGY_KINDS)?;
-    let topo = match kind.as_str() {
+    let shaped = |shape: Shape| estimate(&shape.size(), true);
+    let (topo, est) = match kind.as_str() {
         "star" => {
             let r: RawStar = ctx.de(v, &at)?;
-            let topo = Topology::star(r.hosts, link(r.link)).map_err(|e| ctx.err(&at, e.message))?;
-            if r.host_links.is_empty() {
-                Ok(topo)
-            } else {
-                let mut links = topo.links().to_vec();
-                for (name, l) in r.host_links {
-                    let h = host(ctx, &topo, &name, &key(&key(&at, "host_links"), &name))?;
-                    if let Some(spec) = links.iter_mut().find(|s| s.a == h || s.b == h) {
-                        spec.cfg = link(l);
-                    }
+            let est = shaped(Shape::Star { hosts: r.hosts })?;
+            let mut topo = Topology::star(r.hosts, link(r.link)).map_err(|e| ctx.err(&at, e.message))?;
+            for (name, l) in r.host_links {
+                let h = host(ctx, &topo, &name, &key(&key(&at, "host_links"), &name))?;
+                if let Some(p) = topo.ports(h).first().copied() {
+                    topo.set_link_config(p.link, link(l));
                 }
-                Topology::new(topo.nodes().to_vec(), links)
             }
+            (Ok(topo), est)
         }
         "dumbbell" => {
             let r: RawDumbbell = ctx.de(v, &at)?;
-            Topology::dumbbell(r.left, r.right, link(r.access), link(r.bottleneck))
+            let est = shaped(Shape::Dumbbell {
+                left: r.left,
+                right: r.right,
+            })?;
+            (
+                Topology::dumbbell(r.left, r.right, link(r.access), link(r.bottleneck)),
+                est,
+            )
         }
         "leaf_spine" => {
             let r: RawLeafSpine = ctx.de(v, &at)?;
-            Topology::leaf_spine(
+            let est = shaped(Shape::LeafSpine {
+                leaves: r.leaves,
+                spines: r.spines,
+                hosts_per_leaf: r.hosts_per_leaf,
+            })?;
+            let topo = Topology::leaf_spine(
                 r.leaves,
                 r.spines,
                 r.hosts_per_leaf,
                 link(r.host_link),
                 link(r.fabric_link),
-            )
+            );
+            (topo, est)
         }
         "fat_tree" => {
             let r: RawFatTree = ctx.de(v, &at)?;
-            Topology::fat_tree(r.k, link(r.host_link), link(r.fabric_link))
+            let est = shaped(Shape::FatTree { k: r.k })?;
+            (Topology::fat_tree(r.k, link(r.host_link), link(r.fabric_link)), est)
         }
         _ => {
             let r: RawGraph = ctx.de(v, &at)?;
             let path = ctx.resolve(&r.file);
             let text = std::fs::read_to_string(&path)
                 .map_err(|e| ctx.err(&key(&at, "file"), format!("{}: {e}", path.display())))?;
-            return Topology::from_graph_file(&text, &path.display().to_string())
-                .map_err(|e| ctx.err(&key(&at, "file"), e.to_string()));
+            let topo = Topology::from_graph_file(&text, &path.display().to_string())
+                .map_err(|e| ctx.err(&key(&at, "file"), e.to_string()))?;
+            let est = estimate(&topo.size(), false)?;
+            return Ok((topo, est));
         }
     };
     let topo = topo.map_err(|e| ctx.err(&at, e.message))?;
     if topo.links().iter().any(|l| l.cfg.rate_bps == 0) {
         return Err(ctx.err(&at, "a link rate must be above 0"));
     }
-    Ok(topo)
+    Ok((topo, est))
 }
 
 fn build_queue(ctx: &Ctx, q: RawQueue, at: &[Seg], base: QueueConfig) -> Result<QueueConfig, ScenarioError> {
@@ -1081,7 +1235,29 @@ fn host_set(ctx: &Ctx, topo: &Topology, v: Option<toml::Value>, at: &[Seg]) -> R
             e
         })?,
     };
-    let mut out = Vec::new();
+    // A list of ranges can name hosts again and again: its length (a range yields at most
+    // every host once before it names one that does not exist) is bounded by the memory limit
+    // before the list is made.
+    let hosts = topo.hosts().len() as u64;
+    let len = items
+        .iter()
+        .map(
+            |item| match item.split_once("..").map(|(a, b)| (split_name(a).1, split_name(b).1)) {
+                Some((Some(na), Some(nb))) if na <= nb => (u64::from(nb - na) + 1).min(hosts),
+                _ => 1,
+            },
+        )
+        .fold(0u64, u64::saturating_add);
+    if len.saturating_mul(size_of::<NodeId>() as u64) > ctx.limits.max_memory_bytes {
+        return Err(ctx.err(
+            at,
+            format!(
+                "the host list would have {len} entries, more than the memory limit of {} allows",
+                fmt_bytes(ctx.limits.max_memory_bytes)
+            ),
+        ));
+    }
+    let mut out = Vec::with_capacity(len as usize);
     for (i, item) in items.iter().enumerate() {
         let iat = index(at, i);
         if let Some((a, b)) = item.split_once("..") {
@@ -1165,8 +1341,14 @@ fn build_flows(
     topo: &Topology,
     duration: Time,
     seed: u64,
+    est: &mut MemoryEstimate,
 ) -> Result<Vec<FlowSpec>, ScenarioError> {
     let (kind, v) = ctx.kind_of(v, at, FLOW_KINDS)?;
+    // Counts this entry's flows into the estimate before they are generated.
+    let mut reserve = |count: u64| {
+        est.add_flows(count);
+        check_memory(ctx, est, Some(at))
+    };
     let start = |s: Option<TimeArg>| s.map(|t| t.0).unwrap_or(0);
     let rest = |s: Time, d: Option<TimeArg>| d.map(|t| t.0).unwrap_or(duration.saturating_sub(s));
     let werr = |e: workload::WorkloadError| ctx.err(at, e.to_string());
@@ -1191,6 +1373,13 @@ fn build_flows(
                     })?
                 }
             };
+            let largest = cdf.points().last().map_or(0, |p| p.0);
+            if largest > MAX_STREAM_BYTES {
+                return Err(ctx.err(
+                    &key(at, "cdf"),
+                    format!("flow sizes must be at most {MAX_STREAM_BYTES} bytes (4EiB, 2^62: the most one direction of a simulated TCP connection carries), the CDF goes up to {largest}"),
+                ));
+            }
             let hosts = host_set(ctx, topo, r.hosts, &key(at, "hosts"))?;
             let s = start(r.start);
             let limit = match (r.count, r.duration) {
@@ -1199,12 +1388,17 @@ fn build_flows(
                 (None, d) => PoissonLimit::Duration(rest(s, d)),
             };
             let rate = host_rate(topo, hosts[0]);
+            if let Some(n) = workload::poisson_capacity(&cdf, hosts.len(), r.load.0, rate, limit) {
+                reserve(n)?;
+            }
             workload::poisson(&cdf, &hosts, r.load.0, rate, s, limit, seed).map_err(werr)
         }
         "incast" => {
             let r: RawIncast = ctx.de(v, at)?;
+            check_stream_bytes(ctx, &key(at, "bytes"), r.bytes.0)?;
             let senders = host_set(ctx, topo, Some(r.senders), &key(at, "senders"))?;
             let receiver = host(ctx, topo, &r.receiver, &key(at, "receiver"))?;
+            reserve((senders.len() as u64).saturating_mul(u64::from(r.repeats.unwrap_or(1))))?;
             let mut flows = workload::incast(
                 &senders,
                 receiver,
@@ -1219,12 +1413,17 @@ fn build_flows(
         }
         "bulk" => {
             let r: RawBulk = ctx.de(v, at)?;
+            check_stream_bytes(ctx, &key(at, "bytes"), r.bytes.0)?;
             let p = pairs(ctx, topo, pairs_of!(r), at)?;
+            reserve(p.len() as u64)?;
             workload::bulk(&p, r.bytes.0, start(r.start)).map_err(werr)
         }
         "request_response" => {
             let r: RawRequestResponse = ctx.de(v, at)?;
+            check_stream_bytes(ctx, &key(at, "request"), r.request.0)?;
+            check_stream_bytes(ctx, &key(at, "response"), r.response.0)?;
             let p = pairs(ctx, topo, pairs_of!(r), at)?;
+            reserve((p.len() as u64).saturating_mul(u64::from(r.repeats.unwrap_or(1))))?;
             workload::request_response(
                 &p,
                 r.request.0,
@@ -1238,6 +1437,7 @@ fn build_flows(
         "udp_cbr" => {
             let r: RawUdpCbr = ctx.de(v, at)?;
             let p = pairs(ctx, topo, pairs_of!(r), at)?;
+            reserve(p.len() as u64)?;
             let s = start(r.start);
             workload::udp_cbr(
                 &p,
@@ -1251,6 +1451,7 @@ fn build_flows(
         "udp_onoff" => {
             let r: RawUdpOnOff = ctx.de(v, at)?;
             let p = pairs(ctx, topo, pairs_of!(r), at)?;
+            reserve(p.len() as u64)?;
             let s = start(r.start);
             workload::udp_onoff(
                 &p,
@@ -1266,6 +1467,7 @@ fn build_flows(
         "udp_burst" => {
             let r: RawUdpBurst = ctx.de(v, at)?;
             let p = pairs(ctx, topo, pairs_of!(r), at)?;
+            reserve(p.len() as u64)?;
             workload::udp_burst(
                 &p,
                 r.packets,
@@ -1284,8 +1486,9 @@ fn build_flows(
             let records = tandem_wire::flow::read_csv(std::io::BufReader::new(f))
                 .map_err(|e| ctx.err(&key(at, "file"), format!("{}: {e}", path.display())))?;
             let rate = r.burst_rate.map(|b| b.0).unwrap_or_else(|| host_rate(topo, hosts[0]));
+            reserve(records.len() as u64)?;
             Ok(workload::replay(&records, &hosts, start(r.start), rate)
-                .map_err(werr)?
+                .map_err(|e| ctx.err(&key(at, "file"), format!("{}: {e}", path.display())))?
                 .flows)
         }
     }

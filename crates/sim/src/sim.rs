@@ -102,6 +102,12 @@ struct FlowState {
     udp_next: Time,
 }
 
+/// Bytes of the simulator's state of one flow (its two TCP endpoints included), for
+/// [`crate::limits`].
+pub(crate) fn flow_state_bytes() -> usize {
+    std::mem::size_of::<FlowState>()
+}
+
 /// Options for a run.
 #[derive(Debug, Clone, Default)]
 pub struct SimOptions {
@@ -202,7 +208,9 @@ impl Sim {
             } else {
                 host_queue
             };
-            for tp in topo.ports(NodeId(i as u32)) {
+            let tports = topo.ports(NodeId(i as u32));
+            node.ports.reserve_exact(tports.len());
+            for tp in tports {
                 let link = topo.link(tp.link).cfg;
                 node.ports.push(Port {
                     queues: EgressQueues::new(qcfg).with_link_rate(link.rate_bps),

@@ -8,9 +8,11 @@
 //!   [`Topology::links`]; [`Topology::ports`] gives, per port, the link, the peer node and the
 //!   peer's port number. Every host of a built topology has exactly one port (0). A host with
 //!   several links in a custom graph sends and receives on its first port only.
-//! * [`Routing::compute`] runs one breadth-first search per destination host and stores, for
-//!   every (switch, destination host), the set of egress ports on shortest paths; hosts are
-//!   never transit nodes.
+//! * [`Routing`] gives, for every (switch, destination host), the set of egress ports on
+//!   shortest paths; hosts are never transit nodes. For a topology the builders made
+//!   ([`Shape`]) the sets follow from the node numbering and are computed per lookup; for any
+//!   other, [`Routing::compute_tables`] runs one breadth-first search per destination host and
+//!   stores them.
 //!
 //! Switch names: `star` has `switch0`; `dumbbell` has `switch0` (left) and `switch1` (right);
 //! `leaf_spine` has `leaf0..` and `spine0..`; `fat_tree` has `edge0..`, `agg0..` and `core0..`
@@ -111,10 +113,264 @@ pub struct Topology {
     hosts: Vec<NodeId>,
     switches: Vec<NodeId>,
     by_name: FxHashMap<String, NodeId>,
+    /// The builder that made it, when one did (its routes are then computed, not stored).
+    shape: Option<Shape>,
 }
 
 /// Most ports a node may have (port numbers are `u16`).
 pub const MAX_PORTS: usize = u16::MAX as usize;
+
+/// The layout of a topology made by one of the builders ([`Topology::star`],
+/// [`Topology::dumbbell`], [`Topology::leaf_spine`], [`Topology::fat_tree`]), with the builder's
+/// arguments. Its size is known without building it ([`Shape::size`]), and its shortest paths
+/// follow from the node numbering, so [`Routing`] computes them per packet instead of storing a
+/// switches x hosts table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Shape {
+    /// [`Topology::star`].
+    Star {
+        /// Hosts on the switch.
+        hosts: u32,
+    },
+    /// [`Topology::dumbbell`].
+    Dumbbell {
+        /// Hosts on `switch0`.
+        left: u32,
+        /// Hosts on `switch1`.
+        right: u32,
+    },
+    /// [`Topology::leaf_spine`].
+    LeafSpine {
+        /// Leaf switches.
+        leaves: u32,
+        /// Spine switches.
+        spines: u32,
+        /// Hosts on each leaf.
+        hosts_per_leaf: u32,
+    },
+    /// [`Topology::fat_tree`].
+    FatTree {
+        /// Ports per switch (even, 2 to 256).
+        k: u32,
+    },
+}
+
+/// How big a topology is: what memory estimates are made of ([`crate::limits`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct TopologySize {
+    /// Hosts.
+    pub hosts: u64,
+    /// Switches.
+    pub switches: u64,
+    /// Links (each has two ports, one at each end).
+    pub links: u64,
+    /// Ports of all switches together (the ports queue sampling covers by default).
+    pub switch_ports: u64,
+    /// The most ports of one node.
+    pub max_ports: u64,
+    /// Bytes of all node names together.
+    pub name_bytes: u64,
+}
+
+impl TopologySize {
+    /// Hosts and switches.
+    pub fn nodes(&self) -> u64 {
+        self.hosts.saturating_add(self.switches)
+    }
+}
+
+/// Decimal digits of `0..n` written one after the other (the digits of names `h0..h{n-1}`).
+fn digits_below(n: u64) -> u64 {
+    let (mut total, mut lo, mut width) = (0u64, 0u64, 1u64);
+    while lo < n {
+        let hi = lo.saturating_mul(10).max(10).min(n);
+        total = total.saturating_add((hi - lo).saturating_mul(width));
+        lo = hi;
+        width += 1;
+    }
+    total
+}
+
+impl Shape {
+    /// Counts of the topology this shape builds, computed from the arguments alone, without
+    /// building anything (in `u64`, saturating: absurd arguments give huge counts, never an
+    /// overflow).
+    pub fn size(&self) -> TopologySize {
+        let mul = u64::saturating_mul;
+        let add = u64::saturating_add;
+        let named = |prefix: u64, n: u64| add(mul(n, prefix), digits_below(n));
+        match *self {
+            Shape::Star { hosts } => {
+                let h = u64::from(hosts);
+                TopologySize {
+                    hosts: h,
+                    switches: 1,
+                    links: h,
+                    switch_ports: h,
+                    max_ports: h,
+                    name_bytes: named(1, h) + 7,
+                }
+            }
+            Shape::Dumbbell { left, right } => {
+                let (l, r) = (u64::from(left), u64::from(right));
+                TopologySize {
+                    hosts: l + r,
+                    switches: 2,
+                    links: l + r + 1,
+                    switch_ports: l + r + 2,
+                    max_ports: l.max(r) + 1,
+                    name_bytes: named(1, l + r) + 14,
+                }
+            }
+            Shape::LeafSpine {
+                leaves,
+                spines,
+                hosts_per_leaf,
+            } => {
+                let (l, s, hpl) = (u64::from(leaves), u64::from(spines), u64::from(hosts_per_leaf));
+                let hosts = mul(l, hpl);
+                let fabric = mul(l, s);
+                TopologySize {
+                    hosts,
+                    switches: l + s,
+                    links: add(hosts, fabric),
+                    switch_ports: add(hosts, mul(2, fabric)),
+                    max_ports: (hpl + s).max(l),
+                    name_bytes: add(named(1, hosts), named(4, l) + named(5, s)),
+                }
+            }
+            Shape::FatTree { k } => {
+                let k = u64::from(k);
+                let h = k / 2;
+                let hosts = mul(k, h * h);
+                TopologySize {
+                    hosts,
+                    switches: add(2 * k * h, h * h),
+                    links: mul(3, hosts),
+                    switch_ports: mul(5, hosts),
+                    max_ports: k,
+                    name_bytes: add(
+                        add(named(1, hosts), named(4, k * h)),
+                        add(named(3, k * h), named(4, h * h)),
+                    ),
+                }
+            }
+        }
+    }
+
+    /// Checks the arguments without allocating anything: counts at least 1, a fat tree's `k`
+    /// even and between 2 and 256, at most [`MAX_PORTS`] ports on any switch, and node and
+    /// link counts that fit the 32-bit ids.
+    pub fn check(&self) -> Result<(), TopologyError> {
+        let positive = |what: &str, v: u32| {
+            if v == 0 {
+                Err(TopologyError::plain(format!("{what} must be at least 1")))
+            } else {
+                Ok(())
+            }
+        };
+        match *self {
+            Shape::Star { hosts } => positive("hosts", hosts)?,
+            Shape::Dumbbell { left, right } => {
+                positive("left", left)?;
+                positive("right", right)?;
+            }
+            Shape::LeafSpine {
+                leaves,
+                spines,
+                hosts_per_leaf,
+            } => {
+                positive("leaves", leaves)?;
+                positive("spines", spines)?;
+                positive("hosts_per_leaf", hosts_per_leaf)?;
+            }
+            Shape::FatTree { k } => {
+                if k < 2 || !k.is_multiple_of(2) || k > 256 {
+                    return Err(TopologyError::plain(format!(
+                        "fat-tree k must be even and between 2 and 256, got {k}"
+                    )));
+                }
+            }
+        }
+        let size = self.size();
+        if size.max_ports > MAX_PORTS as u64 {
+            return Err(TopologyError::plain(format!(
+                "a switch would have {} ports (at most {MAX_PORTS})",
+                size.max_ports
+            )));
+        }
+        if size.nodes() > u64::from(u32::MAX) || size.links > u64::from(u32::MAX) {
+            return Err(TopologyError::plain("too many nodes or links"));
+        }
+        Ok(())
+    }
+
+    /// The egress ports of switch `sw` on shortest paths to host `dst`, as a range of port
+    /// numbers (every equal-cost set of a built topology is one port or a run of consecutive
+    /// ports); `None` when `sw` is not a switch or `dst` not a host. The same sets, in the same
+    /// order, as [`Routing::compute_tables`] finds by search.
+    fn route(&self, sw: u32, dst: u32) -> Option<(u32, u32)> {
+        let one = |p: u32| Some((p, p + 1));
+        match *self {
+            Shape::Star { hosts } => (sw == hosts && dst < hosts).then_some((dst, dst + 1)),
+            Shape::Dumbbell { left, right } => {
+                let hosts = left + right;
+                match sw.checked_sub(hosts) {
+                    _ if dst >= hosts => None,
+                    Some(0) => one(if dst < left { dst } else { left }),
+                    Some(1) => one(if dst >= left { dst - left } else { right }),
+                    _ => None,
+                }
+            }
+            Shape::LeafSpine {
+                leaves,
+                spines,
+                hosts_per_leaf: hpl,
+            } => {
+                let hosts = leaves * hpl;
+                let i = sw.checked_sub(hosts)?;
+                if dst >= hosts {
+                    None
+                } else if i < leaves {
+                    if dst / hpl == i {
+                        one(dst % hpl)
+                    } else {
+                        Some((hpl, hpl + spines))
+                    }
+                } else if i - leaves < spines {
+                    one(dst / hpl)
+                } else {
+                    None
+                }
+            }
+            Shape::FatTree { k } => {
+                let h = k / 2;
+                let hosts = k * h * h;
+                let edges = k * h;
+                let i = sw.checked_sub(hosts)?;
+                if dst >= hosts {
+                    None
+                } else if i < edges {
+                    if dst / h == i {
+                        one(dst % h)
+                    } else {
+                        Some((h, 2 * h))
+                    }
+                } else if i < 2 * edges {
+                    if dst / (h * h) == (i - edges) / h {
+                        one((dst / h) % h)
+                    } else {
+                        Some((h, 2 * h))
+                    }
+                } else if i - 2 * edges < h * h {
+                    one(dst / (h * h))
+                } else {
+                    None
+                }
+            }
+        }
+    }
+}
 
 impl Topology {
     /// Checks nodes and links (unique names, link ends exist, no self-loops, at most
@@ -206,7 +462,41 @@ impl Topology {
             hosts,
             switches,
             by_name,
+            shape: None,
         })
+    }
+
+    /// The builder's layout, for a topology one of the builders made.
+    pub fn shape(&self) -> Option<Shape> {
+        self.shape
+    }
+
+    /// Its counts (a built topology's are those of its [`Shape::size`]).
+    pub fn size(&self) -> TopologySize {
+        match self.shape {
+            Some(s) => s.size(),
+            None => self.measured_size(),
+        }
+    }
+
+    /// Its counts, counted.
+    fn measured_size(&self) -> TopologySize {
+        let switch_ports: usize = self.switches.iter().map(|&s| self.ports(s).len()).sum();
+        let max_ports = (0..self.nodes.len()).map(|i| self.ports(NodeId(i as u32)).len()).max();
+        TopologySize {
+            hosts: self.hosts.len() as u64,
+            switches: self.switches.len() as u64,
+            links: self.links.len() as u64,
+            switch_ports: switch_ports as u64,
+            max_ports: max_ports.unwrap_or(0) as u64,
+            name_bytes: self.nodes.iter().map(|n| n.name.len() as u64).sum(),
+        }
+    }
+
+    /// Changes the rate, delay and framing of a link (nothing else about the topology changes).
+    /// Panics if `idx` is not in this topology.
+    pub fn set_link_config(&mut self, idx: LinkIdx, cfg: LinkConfig) {
+        self.links[idx.0 as usize].cfg = cfg;
     }
 
     /// All nodes, indexed by [`NodeId`].
@@ -266,45 +556,52 @@ impl Topology {
         self.ports(host).first().map(|p| self.link(p.link))
     }
 
-    fn host_nodes(count: u32) -> Vec<NodeSpec> {
-        (0..count)
-            .map(|i| NodeSpec {
-                name: format!("h{i}"),
-                kind: NodeKind::Host,
-            })
-            .collect()
-    }
-
-    fn switch_nodes(nodes: &mut Vec<NodeSpec>, prefix: &str, count: u32) -> u32 {
-        let first = nodes.len() as u32;
-        nodes.extend((0..count).map(|i| NodeSpec {
-            name: format!("{prefix}{i}"),
-            kind: NodeKind::Switch,
+    /// The nodes of a built topology, allocated once at their final size: `hosts` hosts (`h0`,
+    /// `h1`, ...), then each group of switches (`prefix0`, `prefix1`, ...) in order.
+    fn built_nodes(hosts: u32, switches: &[(&str, u32)]) -> Vec<NodeSpec> {
+        let total = hosts as usize + switches.iter().map(|&(_, n)| n as usize).sum::<usize>();
+        let mut nodes = Vec::with_capacity(total);
+        nodes.extend((0..hosts).map(|i| NodeSpec {
+            name: format!("h{i}"),
+            kind: NodeKind::Host,
         }));
-        first
+        for &(prefix, count) in switches {
+            nodes.extend((0..count).map(|i| NodeSpec {
+                name: format!("{prefix}{i}"),
+                kind: NodeKind::Switch,
+            }));
+        }
+        nodes
     }
 
-    fn positive(what: &str, v: u32) -> Result<(), TopologyError> {
-        if v == 0 {
-            Err(TopologyError::plain(format!("{what} must be at least 1")))
-        } else {
-            Ok(())
-        }
+    /// The topology of a `shape` that passed [`Shape::check`]: its hosts, the `switches`
+    /// groups and `links` (exactly [`TopologySize::links`] of them), each list allocated once
+    /// at its size; the shape is recorded, so that routes are computed rather than stored.
+    fn built(
+        shape: Shape,
+        switches: &[(&str, u32)],
+        links: impl Iterator<Item = LinkSpec>,
+    ) -> Result<Topology, TopologyError> {
+        let size = shape.size();
+        let nodes = Self::built_nodes(size.hosts as u32, switches);
+        let mut all = Vec::with_capacity(size.links as usize);
+        all.extend(links);
+        debug_assert_eq!(all.len() as u64, size.links);
+        let mut t = Topology::new(nodes, all)?;
+        t.shape = Some(shape);
+        Ok(t)
     }
 
     /// `hosts` hosts on one switch (`switch0`); the switch's port `i` leads to host `hi`.
     pub fn star(hosts: u32, link: LinkConfig) -> Result<Topology, TopologyError> {
-        Self::positive("hosts", hosts)?;
-        let mut nodes = Self::host_nodes(hosts);
-        let sw = Self::switch_nodes(&mut nodes, "switch", 1);
-        let links = (0..hosts)
-            .map(|h| LinkSpec {
-                a: NodeId(h),
-                b: NodeId(sw),
-                cfg: link,
-            })
-            .collect();
-        Topology::new(nodes, links)
+        let shape = Shape::Star { hosts };
+        shape.check()?;
+        let links = (0..hosts).map(move |h| LinkSpec {
+            a: NodeId(h),
+            b: NodeId(hosts),
+            cfg: link,
+        });
+        Self::built(shape, &[("switch", 1)], links)
     }
 
     /// Two switches joined by `bottleneck`: hosts `h0..h{left-1}` on `switch0` (its ports
@@ -316,23 +613,20 @@ impl Topology {
         access: LinkConfig,
         bottleneck: LinkConfig,
     ) -> Result<Topology, TopologyError> {
-        Self::positive("left", left)?;
-        Self::positive("right", right)?;
-        let mut nodes = Self::host_nodes(left + right);
-        let s0 = Self::switch_nodes(&mut nodes, "switch", 2);
-        let mut links: Vec<LinkSpec> = (0..left + right)
-            .map(|h| LinkSpec {
-                a: NodeId(h),
-                b: NodeId(if h < left { s0 } else { s0 + 1 }),
-                cfg: access,
-            })
-            .collect();
-        links.push(LinkSpec {
+        let shape = Shape::Dumbbell { left, right };
+        shape.check()?;
+        let s0 = left + right;
+        let hosts = (0..s0).map(move |h| LinkSpec {
+            a: NodeId(h),
+            b: NodeId(if h < left { s0 } else { s0 + 1 }),
+            cfg: access,
+        });
+        let middle = LinkSpec {
             a: NodeId(s0),
             b: NodeId(s0 + 1),
             cfg: bottleneck,
-        });
-        Topology::new(nodes, links)
+        };
+        Self::built(shape, &[("switch", 2)], hosts.chain(std::iter::once(middle)))
     }
 
     /// A two-tier Clos: `leaves` leaf switches with `hosts_per_leaf` hosts each, every leaf
@@ -346,33 +640,27 @@ impl Topology {
         host_link: LinkConfig,
         fabric_link: LinkConfig,
     ) -> Result<Topology, TopologyError> {
-        Self::positive("leaves", leaves)?;
-        Self::positive("spines", spines)?;
-        Self::positive("hosts_per_leaf", hosts_per_leaf)?;
-        let hosts = leaves
-            .checked_mul(hosts_per_leaf)
-            .ok_or_else(|| TopologyError::plain("too many hosts"))?;
-        let mut nodes = Self::host_nodes(hosts);
-        let leaf0 = Self::switch_nodes(&mut nodes, "leaf", leaves);
-        let spine0 = Self::switch_nodes(&mut nodes, "spine", spines);
-        let mut links = Vec::with_capacity(hosts as usize + (leaves * spines) as usize);
-        for h in 0..hosts {
-            links.push(LinkSpec {
-                a: NodeId(h),
-                b: NodeId(leaf0 + h / hosts_per_leaf),
-                cfg: host_link,
-            });
-        }
-        for l in 0..leaves {
-            for s in 0..spines {
-                links.push(LinkSpec {
-                    a: NodeId(leaf0 + l),
-                    b: NodeId(spine0 + s),
-                    cfg: fabric_link,
-                });
-            }
-        }
-        Topology::new(nodes, links)
+        let shape = Shape::LeafSpine {
+            leaves,
+            spines,
+            hosts_per_leaf,
+        };
+        shape.check()?;
+        let hosts = leaves * hosts_per_leaf;
+        let (leaf0, spine0) = (hosts, hosts + leaves);
+        let down = (0..hosts).map(move |h| LinkSpec {
+            a: NodeId(h),
+            b: NodeId(leaf0 + h / hosts_per_leaf),
+            cfg: host_link,
+        });
+        let fabric = (0..leaves).flat_map(move |l| {
+            (0..spines).map(move |s| LinkSpec {
+                a: NodeId(leaf0 + l),
+                b: NodeId(spine0 + s),
+                cfg: fabric_link,
+            })
+        });
+        Self::built(shape, &[("leaf", leaves), ("spine", spines)], down.chain(fabric))
     }
 
     /// The k-ary fat tree of Al-Fares et al. (SIGCOMM 2008): `k` pods of `k/2` edge and `k/2`
@@ -384,49 +672,33 @@ impl Topology {
     /// and `k/2 + c` to core `j*k/2 + c` (for aggregation switch `j` of its pod); core port `p`
     /// leads to pod `p`.
     pub fn fat_tree(k: u32, host_link: LinkConfig, fabric_link: LinkConfig) -> Result<Topology, TopologyError> {
-        if k < 2 || !k.is_multiple_of(2) || k > 256 {
-            return Err(TopologyError::plain(format!(
-                "fat-tree k must be even and between 2 and 256, got {k}"
-            )));
-        }
+        let shape = Shape::FatTree { k };
+        shape.check()?;
         let h = k / 2;
         let hosts = k * h * h;
-        let mut nodes = Self::host_nodes(hosts);
-        nodes.reserve((5 * k * k / 4) as usize);
-        let edge0 = Self::switch_nodes(&mut nodes, "edge", k * h);
-        let agg0 = Self::switch_nodes(&mut nodes, "agg", k * h);
-        let core0 = Self::switch_nodes(&mut nodes, "core", h * h);
-        let mut links = Vec::with_capacity((3 * hosts) as usize);
-        for host in 0..hosts {
-            links.push(LinkSpec {
-                a: NodeId(host),
-                b: NodeId(edge0 + host / h),
-                cfg: host_link,
-            });
-        }
-        for pod in 0..k {
-            for e in 0..h {
-                for a in 0..h {
-                    links.push(LinkSpec {
-                        a: NodeId(edge0 + pod * h + e),
-                        b: NodeId(agg0 + pod * h + a),
-                        cfg: fabric_link,
-                    });
-                }
-            }
-        }
-        for pod in 0..k {
-            for a in 0..h {
-                for c in 0..h {
-                    links.push(LinkSpec {
-                        a: NodeId(agg0 + pod * h + a),
-                        b: NodeId(core0 + a * h + c),
-                        cfg: fabric_link,
-                    });
-                }
-            }
-        }
-        Topology::new(nodes, links)
+        let (edge0, agg0) = (hosts, hosts + k * h);
+        let core0 = agg0 + k * h;
+        let down = (0..hosts).map(move |host| LinkSpec {
+            a: NodeId(host),
+            b: NodeId(edge0 + host / h),
+            cfg: host_link,
+        });
+        let pods = move || (0..k).flat_map(move |pod| (0..h).flat_map(move |x| (0..h).map(move |y| (pod, x, y))));
+        let edge_agg = pods().map(move |(pod, e, a)| LinkSpec {
+            a: NodeId(edge0 + pod * h + e),
+            b: NodeId(agg0 + pod * h + a),
+            cfg: fabric_link,
+        });
+        let agg_core = pods().map(move |(pod, a, c)| LinkSpec {
+            a: NodeId(agg0 + pod * h + a),
+            b: NodeId(core0 + a * h + c),
+            cfg: fabric_link,
+        });
+        Self::built(
+            shape,
+            &[("edge", k * h), ("agg", k * h), ("core", h * h)],
+            down.chain(edge_agg).chain(agg_core),
+        )
     }
 
     /// Reads a custom graph from TOML text (`file_name` is used in errors):
@@ -570,11 +842,29 @@ const NO_INDEX: u32 = u32::MAX;
 /// Shortest-path ECMP routing: for every switch and destination host, the egress ports that
 /// lie on a shortest path (counted in hops).
 ///
-/// Stored compactly: one `u32` set id per (switch, host) pair, and each distinct port set once
-/// in a shared list (a k = 16 fat tree has 320 x 1,024 pairs but only a few dozen distinct
-/// sets, about 1.3 MB in all).
+/// For a topology one of the builders made ([`Topology::shape`]) the ports follow from the node
+/// numbering and are computed per lookup, in constant time and memory. Any other topology gets
+/// tables ([`Routing::compute_tables`]), stored compactly: one `u32` set id per (switch, host)
+/// pair, and each distinct port set once in a shared list (a k = 16 fat tree has 320 x 1,024
+/// pairs but only a few dozen distinct sets, about 1.3 MB in all).
 #[derive(Debug, Clone)]
 pub struct Routing {
+    kind: RoutingKind,
+}
+
+#[derive(Debug, Clone)]
+enum RoutingKind {
+    /// Routes of a built topology, computed per lookup; `ports` is `0, 1, 2, ...` up to the
+    /// most ports of a node, so that a run of ports is a slice of it.
+    Computed {
+        shape: Shape,
+        ports: Vec<u16>,
+    },
+    Tables(Tables),
+}
+
+#[derive(Debug, Clone)]
+struct Tables {
     /// NodeId -> switch index (or `NO_INDEX`).
     switch_index: Vec<u32>,
     /// NodeId -> host index (or `NO_INDEX`).
@@ -588,10 +878,28 @@ pub struct Routing {
 }
 
 impl Routing {
-    /// Computes the tables: one breadth-first search per destination host, O(V + E) each.
-    /// Hosts other than the destination are never expanded (they do not forward), and a
-    /// destination host is entered only through its port 0.
+    /// The routes of `topo`: computed per lookup for a built topology (see [`Topology::shape`]),
+    /// tables ([`Routing::compute_tables`]) for any other.
     pub fn compute(topo: &Topology) -> Routing {
+        match topo.shape() {
+            Some(shape) => {
+                let n = shape.size().max_ports.min(MAX_PORTS as u64) as usize;
+                Routing {
+                    kind: RoutingKind::Computed {
+                        shape,
+                        ports: (0..n).map(|p| p as u16).collect(),
+                    },
+                }
+            }
+            None => Routing::compute_tables(topo),
+        }
+    }
+
+    /// Computes the tables of any topology: one breadth-first search per destination host,
+    /// O(V + E) each, and 4 bytes per (switch, host) pair. Hosts other than the destination are
+    /// never expanded (they do not forward), and a destination host is entered only through its
+    /// port 0.
+    pub fn compute_tables(topo: &Topology) -> Routing {
         let n = topo.nodes().len();
         let hosts = topo.hosts();
         let switches = topo.switches();
@@ -671,12 +979,14 @@ impl Routing {
             }
         }
         Routing {
-            switch_index,
-            host_index,
-            hosts: hosts.len(),
-            table,
-            sets,
-            port_list,
+            kind: RoutingKind::Tables(Tables {
+                switch_index,
+                host_index,
+                hosts: hosts.len(),
+                table,
+                sets,
+                port_list,
+            }),
         }
     }
 
@@ -684,13 +994,21 @@ impl Routing {
     /// there is no route, or when `switch` is not a switch or `dst_host` not a host. (Hosts
     /// always send on port 0.)
     pub fn next_ports(&self, switch: NodeId, dst_host: NodeId) -> &[u16] {
-        let si = self.switch_index.get(switch.0 as usize).copied().unwrap_or(NO_INDEX);
-        let hi = self.host_index.get(dst_host.0 as usize).copied().unwrap_or(NO_INDEX);
-        if si == NO_INDEX || hi == NO_INDEX {
-            return &[];
+        match &self.kind {
+            RoutingKind::Computed { shape, ports } => match shape.route(switch.0, dst_host.0) {
+                Some((a, b)) => &ports[a as usize..b as usize],
+                None => &[],
+            },
+            RoutingKind::Tables(t) => {
+                let si = t.switch_index.get(switch.0 as usize).copied().unwrap_or(NO_INDEX);
+                let hi = t.host_index.get(dst_host.0 as usize).copied().unwrap_or(NO_INDEX);
+                if si == NO_INDEX || hi == NO_INDEX {
+                    return &[];
+                }
+                let (off, len) = t.sets[t.table[si as usize * t.hosts + hi as usize] as usize];
+                &t.port_list[off as usize..off as usize + len as usize]
+            }
         }
-        let (off, len) = self.sets[self.table[si as usize * self.hosts + hi as usize] as usize];
-        &self.port_list[off as usize..off as usize + len as usize]
     }
 
     /// The ECMP choice among [`next_ports`](Self::next_ports) for a flow: `flow_hash` (e.g. a
@@ -709,16 +1027,30 @@ impl Routing {
         }
     }
 
-    /// Number of distinct port sets (the empty set included).
-    pub fn distinct_sets(&self) -> usize {
-        self.sets.len()
+    /// Whether routes are computed per lookup (a built topology) rather than stored in tables.
+    pub fn is_computed(&self) -> bool {
+        matches!(self.kind, RoutingKind::Computed { .. })
     }
 
-    /// Approximate heap bytes held by the tables.
+    /// Number of distinct port sets stored in the tables, the empty set included (0 when
+    /// routes are computed per lookup).
+    pub fn distinct_sets(&self) -> usize {
+        match &self.kind {
+            RoutingKind::Computed { .. } => 0,
+            RoutingKind::Tables(t) => t.sets.len(),
+        }
+    }
+
+    /// Approximate heap bytes held.
     pub fn memory_bytes(&self) -> usize {
-        4 * (self.switch_index.len() + self.host_index.len() + self.table.len())
-            + 8 * self.sets.len()
-            + 2 * self.port_list.len()
+        match &self.kind {
+            RoutingKind::Computed { ports, .. } => 2 * ports.len(),
+            RoutingKind::Tables(t) => {
+                4 * (t.switch_index.len() + t.host_index.len() + t.table.len())
+                    + 8 * t.sets.len()
+                    + 2 * t.port_list.len()
+            }
+        }
     }
 }
 
@@ -863,14 +1195,104 @@ mod tests {
         assert_eq!(t.hosts().len(), 1024);
         assert_eq!(t.switches().len(), 320);
         assert_eq!(t.links().len(), 1024 * 3);
+        let tables = Routing::compute_tables(&t);
+        assert!(tables.distinct_sets() < 64, "{}", tables.distinct_sets());
+        assert!(tables.memory_bytes() < 2 << 20, "{}", tables.memory_bytes());
         let r = Routing::compute(&t);
-        assert!(r.distinct_sets() < 64, "{}", r.distinct_sets());
-        assert!(r.memory_bytes() < 2 << 20, "{}", r.memory_bytes());
+        assert!(r.is_computed() && !tables.is_computed());
+        assert_eq!(r.memory_bytes(), 2 * 16);
         let core = t.find("core63").unwrap();
         assert_eq!(r.next_ports(core, NodeId(1023)), &[15]);
         assert_eq!(r.next_ports(t.find("edge0").unwrap(), NodeId(1023)).len(), 8);
         assert!(Topology::fat_tree(5, link(1), link(1)).is_err());
         assert!(Topology::fat_tree(0, link(1), link(1)).is_err());
+    }
+
+    /// Every built topology of a few small sizes.
+    fn small_builds() -> Vec<Topology> {
+        let l = link(10);
+        let mut out = Vec::new();
+        for h in 1..=5 {
+            out.push(Topology::star(h, l).unwrap());
+        }
+        for a in 1..=3 {
+            for b in 1..=3 {
+                out.push(Topology::dumbbell(a, b, l, link(1)).unwrap());
+            }
+        }
+        for leaves in 1..=4 {
+            for spines in 1..=3 {
+                for hpl in 1..=3 {
+                    out.push(Topology::leaf_spine(leaves, spines, hpl, l, link(40)).unwrap());
+                }
+            }
+        }
+        for k in [2, 4, 6, 8] {
+            out.push(Topology::fat_tree(k, l, l).unwrap());
+        }
+        out
+    }
+
+    #[test]
+    fn computed_routes_are_the_tables() {
+        for t in small_builds() {
+            let computed = Routing::compute(&t);
+            let tables = Routing::compute_tables(&t);
+            assert!(computed.is_computed(), "{:?}", t.shape());
+            // Every pair of ids, non-switches, non-hosts and ids past the end included.
+            let n = t.nodes().len() as u32 + 2;
+            for a in 0..n {
+                for b in 0..n {
+                    let (a, b) = (NodeId(a), NodeId(b));
+                    assert_eq!(
+                        computed.next_ports(a, b),
+                        tables.next_ports(a, b),
+                        "{:?}: {a:?} to {b:?}",
+                        t.shape()
+                    );
+                    for hash in [0, 1, 0xdead_beef] {
+                        assert_eq!(computed.ecmp_port(a, b, hash), tables.ecmp_port(a, b, hash));
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn shape_sizes_are_counted_sizes() {
+        for t in small_builds() {
+            assert_eq!(t.shape().unwrap().size(), t.measured_size(), "{:?}", t.shape());
+        }
+        let t = Topology::fat_tree(16, link(10), link(10)).unwrap();
+        assert_eq!(t.shape().unwrap().size(), t.measured_size());
+        let t = Topology::leaf_spine(12, 3, 110, link(10), link(10)).unwrap();
+        assert_eq!(t.shape().unwrap().size(), t.measured_size());
+        // Names past one digit.
+        let t = Topology::star(1234, link(10)).unwrap();
+        assert_eq!(t.size().name_bytes, t.measured_size().name_bytes);
+    }
+
+    #[test]
+    fn absurd_shapes_are_refused_before_anything_is_allocated() {
+        let l = link(10);
+        let e = Topology::star(u32::MAX, l).unwrap_err();
+        assert_eq!(e.message, "a switch would have 4294967295 ports (at most 65535)");
+        let e = Topology::leaf_spine(100_000, 100_000, 1, l, l).unwrap_err();
+        assert_eq!(e.message, "a switch would have 100001 ports (at most 65535)");
+        assert!(Topology::dumbbell(u32::MAX, u32::MAX, l, l).is_err());
+        assert!(Topology::fat_tree(258, l, l).is_err());
+        let big = Shape::LeafSpine {
+            leaves: u32::MAX,
+            spines: u32::MAX,
+            hosts_per_leaf: u32::MAX,
+        }
+        .size();
+        assert_eq!(big.hosts, u64::from(u32::MAX) * u64::from(u32::MAX));
+        assert_eq!(big.links, u64::MAX);
+        assert_eq!(Shape::FatTree { k: u32::MAX }.size().hosts, u64::MAX);
+        assert_eq!(digits_below(0), 0);
+        assert_eq!(digits_below(10), 10);
+        assert_eq!(digits_below(101), 10 + 180 + 3);
     }
 
     const GRAPH: &str = r#"

@@ -26,6 +26,7 @@
 //!   * [`FlowKind::UdpBurst`]: `packets` datagrams at `start + i*T`, `i < packets`.
 
 use crate::packet::{FlowId, NodeId};
+use crate::tcp::MAX_STREAM_BYTES;
 use crate::time::{tx_time, Time, SEC};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
@@ -351,7 +352,7 @@ pub enum PoissonLimit {
     Flows(u64),
 }
 
-/// Most flows one generator call may produce (about 5 GB of `FlowSpec`s).
+/// Most flows one generator call may produce (about 7 GB of `FlowSpec`s).
 pub const MAX_FLOWS: u64 = 100_000_000;
 
 /// Open-loop Poisson arrivals of [`FlowKind::Bulk`] flows between random distinct hosts.
@@ -382,11 +383,14 @@ pub fn poisson(
     if host_link_bps == 0 {
         return Err(WorkloadError::new("host link rate must be above 0"));
     }
-    let lambda = load * hosts.len() as f64 * host_link_bps as f64 / (8.0 * cdf.mean());
-    let expected = match limit {
-        PoissonLimit::Duration(d) => lambda * d as f64 / SEC as f64,
-        PoissonLimit::Flows(n) => n as f64,
-    };
+    let largest = cdf.points().last().map_or(0, |p| p.0);
+    if largest > MAX_STREAM_BYTES {
+        return Err(WorkloadError::new(format!(
+            "flow sizes go up to {largest} bytes (at most {MAX_STREAM_BYTES})"
+        )));
+    }
+    let lambda = poisson_rate(cdf, hosts.len(), load, host_link_bps);
+    let expected = poisson_expected(lambda, limit);
     if expected > MAX_FLOWS as f64 {
         return Err(WorkloadError::new(format!(
             "this would generate about {expected:.0} flows (at most {MAX_FLOWS})"
@@ -394,7 +398,7 @@ pub fn poisson(
     }
     let mean_gap_ps = SEC as f64 / lambda;
     let mut rng = Pcg64::seed_from_u64(seed);
-    let mut flows = Vec::with_capacity(expected.ceil() as usize);
+    let mut flows = Vec::with_capacity(room_for(expected, limit) as usize);
     let mut t = start;
     let n = hosts.len();
     loop {
@@ -429,12 +433,65 @@ pub fn poisson(
     Ok(flows)
 }
 
+/// Flows per second of [`poisson`].
+fn poisson_rate(cdf: &FlowSizeCdf, hosts: usize, load: f64, host_link_bps: u64) -> f64 {
+    load * hosts as f64 * host_link_bps as f64 / (8.0 * cdf.mean())
+}
+
+/// The expected number of flows of [`poisson`] at `lambda` flows per second.
+fn poisson_expected(lambda: f64, limit: PoissonLimit) -> f64 {
+    match limit {
+        PoissonLimit::Duration(d) => lambda * d as f64 / SEC as f64,
+        PoissonLimit::Flows(n) => n as f64,
+    }
+}
+
+/// The room [`poisson`] allocates for its flows: the count asked for, or for a duration the
+/// expected count plus six standard deviations (and 16), so that the list is allocated once.
+fn room_for(expected: f64, limit: PoissonLimit) -> u64 {
+    match limit {
+        PoissonLimit::Flows(n) => n,
+        PoissonLimit::Duration(_) => (expected + 6.0 * expected.sqrt() + 16.0).ceil() as u64,
+    }
+}
+
+/// How many flows [`poisson`] with these arguments makes room for (see its arguments): the
+/// count asked for, or for a duration the expected count plus six standard deviations. `None`
+/// when the arguments are such that `poisson` refuses them.
+pub fn poisson_capacity(
+    cdf: &FlowSizeCdf,
+    hosts: usize,
+    load: f64,
+    host_link_bps: u64,
+    limit: PoissonLimit,
+) -> Option<u64> {
+    if hosts < 2 || !(load.is_finite() && load > 0.0) || host_link_bps == 0 {
+        return None;
+    }
+    let expected = poisson_expected(poisson_rate(cdf, hosts, load, host_link_bps), limit);
+    (expected.is_finite() && expected >= 0.0).then(|| room_for(expected, limit))
+}
+
 fn check_bytes(bytes: u64, what: &str) -> Result<(), WorkloadError> {
     if bytes == 0 {
         Err(WorkloadError::new(format!("{what} must be at least 1 byte")))
+    } else if bytes > MAX_STREAM_BYTES {
+        Err(WorkloadError::new(format!(
+            "{what} must be at most {MAX_STREAM_BYTES} bytes (a TCP connection's limit), got {bytes}"
+        )))
     } else {
         Ok(())
     }
+}
+
+/// Refuses more than [`MAX_FLOWS`] flows, before they are allocated.
+fn check_count(flows: u64) -> Result<usize, WorkloadError> {
+    if flows > MAX_FLOWS {
+        return Err(WorkloadError::new(format!(
+            "this would generate {flows} flows (at most {MAX_FLOWS})"
+        )));
+    }
+    Ok(flows as usize)
 }
 
 fn check_pairs(pairs: &[(NodeId, NodeId)]) -> Result<(), WorkloadError> {
@@ -475,7 +532,7 @@ pub fn incast(
     if repeats == 0 {
         return Err(WorkloadError::new("repeats must be at least 1"));
     }
-    let mut flows = Vec::with_capacity(senders.len() * repeats as usize);
+    let mut flows = Vec::with_capacity(check_count((senders.len() as u64).saturating_mul(u64::from(repeats)))?);
     for r in 0..repeats {
         let t = round_start(start, r, gap)?;
         for &s in senders {
@@ -542,7 +599,7 @@ pub fn request_response(
     let bytes = request_bytes
         .checked_add(response_bytes)
         .ok_or_else(|| WorkloadError::new("request + response overflows"))?;
-    let mut flows = Vec::with_capacity(pairs.len() * repeats as usize);
+    let mut flows = Vec::with_capacity(check_count((pairs.len() as u64).saturating_mul(u64::from(repeats)))?);
     for r in 0..repeats {
         let t = round_start(start, r, gap)?;
         for &(src, dst) in pairs {
@@ -732,6 +789,13 @@ pub fn replay(
         if src == dst {
             out.skipped_same_host += 1;
             continue;
+        }
+        if tcp && r.payload_bytes > MAX_STREAM_BYTES {
+            return Err(WorkloadError::new(format!(
+                "record {}: {} bytes of TCP payload, more than a simulated TCP connection carries (at most {MAX_STREAM_BYTES})",
+                i + 1,
+                r.payload_bytes
+            )));
         }
         let flow_start = (r.first_ns - t0)
             .checked_mul(1_000)
@@ -1018,5 +1082,65 @@ mod tests {
         // On 2 hosts: .3 -> h0, .1 -> h1, .2 -> h0, .4 -> h1, .5 -> h0, so .5 -> .2 is h0 -> h0.
         let r2 = replay(&records, &h[..2], 0, 1).unwrap();
         assert_eq!(r2.skipped_same_host, 1);
+    }
+
+    #[test]
+    fn sizes_and_counts_are_bounded_before_anything_is_allocated() {
+        let h = hosts(3);
+        let max = MAX_STREAM_BYTES;
+        assert_eq!(bulk(&[(h[1], h[0])], max, 0).unwrap()[0].bytes, max);
+        let e = bulk(&[(h[1], h[0])], max + 1, 0).unwrap_err();
+        assert!(
+            e.message.starts_with("bytes must be at most 4611686018427387904"),
+            "{e}"
+        );
+        assert!(incast(&h[1..], h[0], u64::MAX - 1, 0, 1, 0).is_err());
+        assert!(request_response(&[(h[1], h[0])], 1, max + 1, 0, 1, 0).is_err());
+        // 2 x 4e9 flows: refused, not allocated.
+        let e = incast(&h[1..], h[0], 1000, 0, 4_000_000_000, 0).unwrap_err();
+        assert_eq!(e.message, "this would generate 8000000000 flows (at most 100000000)");
+        let e = request_response(&[(h[1], h[0])], 1, 1, 0, u32::MAX, 0).unwrap_err();
+        assert!(e.message.starts_with("this would generate 4294967295 flows"), "{e}");
+        // A CDF whose sizes a TCP cannot carry.
+        let cdf = FlowSizeCdf::new(vec![(1000, 0.5), (max + 1, 1.0)]).unwrap();
+        let e = poisson(&cdf, &h, 0.5, 1_000_000_000, 0, PoissonLimit::Flows(10), 1).unwrap_err();
+        assert!(
+            e.message.starts_with("flow sizes go up to 4611686018427387905 bytes"),
+            "{e}"
+        );
+        // The room poisson makes: the count, or the expectation and six sigma.
+        let ws = FlowSizeCdf::builtin("websearch").unwrap();
+        assert_eq!(poisson_capacity(&ws, 3, 0.5, 1, PoissonLimit::Flows(77)), Some(77));
+        assert_eq!(poisson_capacity(&ws, 1, 0.5, 1, PoissonLimit::Flows(77)), None);
+        let lambda = poisson_rate(&ws, 16, 0.5, 10_000_000_000);
+        let expected = lambda * 0.1;
+        let room = poisson_capacity(&ws, 16, 0.5, 10_000_000_000, PoissonLimit::Duration(100 * MS)).unwrap();
+        assert_eq!(room, (expected + 6.0 * expected.sqrt() + 16.0).ceil() as u64);
+        let flows = poisson(
+            &ws,
+            &hosts(16),
+            0.5,
+            10_000_000_000,
+            0,
+            PoissonLimit::Duration(100 * MS),
+            3,
+        )
+        .unwrap();
+        assert!((flows.len() as u64) < room && flows.capacity() as u64 == room);
+    }
+
+    #[test]
+    fn replay_refuses_tcp_records_too_large() {
+        let csv = format!(
+            "{}\ntcp,10.0.0.1,40000,10.0.0.2,80,0,100.000001000,100.002000000,10,14540,4611686018427387905,...AP.S.,idle\n",
+            tandem_wire::flow::CSV_HEADER
+        );
+        let records = tandem_wire::flow::read_csv(csv.as_bytes()).unwrap();
+        let e = replay(&records, &hosts(2), 0, 1).unwrap_err();
+        assert!(
+            e.message
+                .starts_with("record 1: 4611686018427387905 bytes of TCP payload"),
+            "{e}"
+        );
     }
 }

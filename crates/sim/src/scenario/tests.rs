@@ -252,3 +252,267 @@ fn workload_seeds_differ_per_entry() {
     assert_ne!(workload_seed(1, 0), workload_seed(2, 0));
     assert_eq!(workload_seed(5, 3), workload_seed(5, 3));
 }
+
+// ---------------------------------------------------------------------------------------------
+// Memory limits and TCP byte counts.
+
+const GIB: u64 = 1 << 30;
+
+fn parse_limited(text: &str, limit: u64) -> Result<Scenario, ScenarioError> {
+    Scenario::parse_with(text, "t.toml", "t", Path::new("."), &[], &Limits::max_memory(limit))
+}
+
+/// Parses `text` under `limit`, expects a refusal at `key`, and checks that it came at once
+/// (nothing of the estimated size was allocated) and gives the estimate and the limit.
+fn refused(text: &str, limit: u64, key: &str) -> ScenarioError {
+    let t0 = std::time::Instant::now();
+    let Err(e) = parse_limited(text, limit) else {
+        panic!("accepted under {limit} bytes")
+    };
+    let took = t0.elapsed();
+    assert!(took < std::time::Duration::from_millis(200), "took {took:?}: {e}");
+    assert_eq!(e.key.as_deref(), Some(key), "{e}");
+    assert!(e.message.starts_with("the run would need about "), "{e}");
+    assert!(
+        e.message
+            .contains(&format!("more than the memory limit of {}", fmt_bytes(limit))),
+        "{e}"
+    );
+    assert!(e.message.contains("--max-memory"), "{e}");
+    e
+}
+
+#[test]
+fn a_star_of_a_billion_hosts_is_refused_at_once() {
+    let text = r#"
+duration = "100ms"
+[topology]
+kind = "star"
+hosts = 1000000000
+link = { rate = "10Gbps", delay = "1us" }
+"#;
+    let e = refused(text, 8 * GIB, "topology");
+    assert_eq!(e.line, Some(3));
+    // About 1.2 TiB of nodes and ports, by the estimate (and 87 TiB of queue samples).
+    assert!(e.message.contains("(network 1.22 TiB,"), "{e}");
+    // With the limit out of the way, the switch's port count still refuses it, unallocated.
+    let e = parse_limited(text, u64::MAX).unwrap_err();
+    assert_eq!(e.message, "a switch would have 1000000000 ports (at most 65535)");
+}
+
+#[test]
+fn a_leaf_spine_of_1e5_by_1e5_is_refused_at_once() {
+    let text = r#"
+duration = "100ms"
+[topology]
+kind = "leaf_spine"
+leaves = 100000
+spines = 100000
+hosts_per_leaf = 1
+host_link = { rate = "10Gbps", delay = "1us" }
+fabric_link = { rate = "40Gbps", delay = "1us" }
+"#;
+    let e = refused(text, 8 * GIB, "topology");
+    assert!(
+        e.to_string()
+            .starts_with("t.toml:3: topology: the run would need about "),
+        "{e}"
+    );
+}
+
+const FAT_TREE_K100: &str = r#"
+duration = "100ms"
+[topology]
+kind = "fat_tree"
+k = 100
+host_link = { rate = "10Gbps", delay = "1us" }
+fabric_link = { rate = "10Gbps", delay = "1us" }
+
+[[flows]]
+kind = "bulk"
+pairs = [["h0", "h249999"]]
+bytes = "1MB"
+"#;
+
+#[test]
+fn a_k100_fat_tree_is_refused_for_its_queue_samples_and_runs_without_routing_tables() {
+    // 12,500 switches of 100 ports, every port sampled (it may be non-empty) 1,001 times:
+    // 1.25e9 samples. The routes, computed per packet, need nothing.
+    let e = refused(FAT_TREE_K100, 8 * GIB, "output.queue_sample_interval");
+    assert!(e.message.contains("routing 200 B, 0 flows"), "{e}");
+    assert!(e.message.contains("1251250000 queue samples"), "{e}");
+    assert!(e.message.contains("output.sample_ports"), "{e}");
+    // Below what its network needs, the topology is blamed.
+    refused(FAT_TREE_K100, 256 << 20, "topology");
+    // Sampling one port, it loads: 250,000 hosts, routes without a 12,500 x 250,000 table.
+    let text = format!("{FAT_TREE_K100}\n[output]\nsample_ports = [\"edge0:0\"]\n");
+    let sc = parse_limited(&text, 8 * GIB).unwrap();
+    assert_eq!(sc.topology.hosts().len(), 250_000);
+    let est = sc.memory_estimate();
+    assert!(est.total() < 2 * GIB, "{est}");
+    assert_eq!(est.routing, 200);
+    let r = crate::topology::Routing::compute(&sc.topology);
+    assert!(r.is_computed());
+    assert_eq!(r.next_ports(sc.topology.find("core0").unwrap(), NodeId(249_999)), &[99]);
+}
+
+#[test]
+fn queue_sample_intervals_below_1ns_or_beyond_memory_are_refused() {
+    let e = parse_with(FULL, &[("output.queue_sample_interval", "1ps")]).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "--set: output.queue_sample_interval: must be at least 1ns (or 0: no queue samples), got 1ps"
+    );
+    let text = format!("{FULL}queue_sample_interval = \"999ps\"\n");
+    let e = parse(&text).unwrap_err();
+    assert_eq!(e.line, Some(39), "{e}");
+    // 0 turns sampling off.
+    let sc = parse_with(FULL, &[("output.queue_sample_interval", "0s")]).unwrap();
+    assert_eq!(sc.output.queue_sample_interval, 0);
+    assert_eq!(sc.memory_estimate().sample_count, 0);
+    // Every 1 ns over 100 ms, one port: 1e8 samples of 32 bytes, three times over as the list
+    // grows, and the points of the queue plot.
+    let text = r#"
+duration = "100ms"
+[topology]
+kind = "star"
+hosts = 2
+link = { rate = "10Gbps", delay = "1us" }
+[output]
+sample_ports = ["switch0:0"]
+queue_sample_interval = "1ns"
+"#;
+    let e = refused(text, 4 * GIB, "output.queue_sample_interval");
+    assert_eq!(e.line, Some(9));
+    assert!(e.message.contains("100000001 queue samples 15.6 GiB"), "{e}");
+    assert!(parse_limited(text, 32 * GIB).is_ok());
+}
+
+#[test]
+fn flows_are_counted_before_they_are_generated() {
+    let text = r#"
+duration = "100ms"
+[topology]
+kind = "star"
+hosts = 9
+link = { rate = "10Gbps", delay = "1us" }
+[[flows]]
+kind = "incast"
+senders = "h1..h8"
+receiver = "h0"
+bytes = "10KB"
+repeats = 4000000000
+"#;
+    let e = refused(text, 8 * GIB, "flows[0]");
+    assert!(e.message.contains("32000000000 flows"), "{e}");
+    assert!(e.message.contains("generate fewer flows"), "{e}");
+    let poisson = r#"
+duration = "10s"
+[topology]
+kind = "star"
+hosts = 1000
+link = { rate = "100Gbps", delay = "1us" }
+[output]
+sample_ports = ["switch0:0"]
+[[flows]]
+kind = "poisson"
+cdf = "websearch"
+load = "90%"
+"#;
+    // About 67 million flows: refused before the first is drawn.
+    let e = refused(poisson, 8 * GIB, "flows[0]");
+    assert!(e.message.contains("65790082 flows 258 GiB"), "{e}");
+    let e = refused(
+        &poisson.replace("load = \"90%\"", "load = \"90%\"\ncount = 100000000"),
+        8 * GIB,
+        "flows[0]",
+    );
+    assert!(e.message.contains("100000000 flows 393 GiB"), "{e}");
+    // A list of host ranges that repeats hosts is bounded too, before it is made: 100,000 x
+    // 999 entries of 4 bytes.
+    let many = format!("[{}]", vec!["\"h1..h999\""; 100_000].join(", "));
+    let text = text
+        .replace("hosts = 9", "hosts = 1000")
+        .replace("\"h1..h8\"", &many)
+        .replace("4000000000", "1");
+    let t0 = std::time::Instant::now();
+    let Err(e) = parse_limited(&text, 256 << 20) else {
+        panic!()
+    };
+    assert!(t0.elapsed() < std::time::Duration::from_secs(1));
+    assert_eq!(e.key.as_deref(), Some("flows[0].senders"), "{e}");
+    assert!(
+        e.message
+            .starts_with("the host list would have 99900000 entries, more than the memory limit of 256 MiB allows"),
+        "{e}"
+    );
+}
+
+#[test]
+fn the_estimate_checked_is_the_estimate_reported() {
+    // Without Poisson flows (whose room is an expectation), the estimate a scenario is checked
+    // against while it loads is exactly the one it reports.
+    let text = FULL.replace(
+        "count = 5",
+        "count = 5\n[[flows]]\nkind = \"bulk\"\nfrom = \"h1..h4\"\nto = \"h0\"\nbytes = \"1MB\"",
+    );
+    let sc = parse_limited(&text, 8 * GIB).unwrap();
+    let total = sc.memory_estimate().total();
+    assert!(parse_limited(&text, total).is_ok());
+    assert!(parse_limited(&text, total - 1).is_err());
+    assert_eq!(sc.memory_estimate().flow_count, 8 + 5 + 4);
+    // A tiny limit refuses even the smallest scenario.
+    let Err(e) = parse_limited(&text, 1 << 20) else {
+        panic!()
+    };
+    assert!(e.message.contains("more than the memory limit of 1.00 MiB"), "{e}");
+}
+
+#[test]
+fn tcp_byte_counts_are_bounded() {
+    let base = |flows: &str| {
+        format!(
+            "duration = \"1ms\"\n[topology]\nkind = \"star\"\nhosts = 3\nlink = {{ rate = \"10Gbps\", delay = \"1us\" }}\n[[flows]]\n{flows}\n"
+        )
+    };
+    let max = MAX_STREAM_BYTES;
+    let ok = base(&format!("kind = \"bulk\"\npairs = [[\"h1\", \"h0\"]]\nbytes = {max}"));
+    assert_eq!(parse(&ok).unwrap().flows[0].bytes, 1 << 62);
+    for (flows, key, line) in [
+        (
+            format!("kind = \"bulk\"\npairs = [[\"h1\", \"h0\"]]\nbytes = {}", max + 1),
+            "flows[0].bytes",
+            9,
+        ),
+        // The issue's 2^64 - 2 bytes (a string: TOML integers stop at 2^63 - 1).
+        (
+            "kind = \"bulk\"\npairs = [[\"h1\", \"h0\"]]\nbytes = \"18446744073709551614\"".to_string(),
+            "flows[0].bytes",
+            9,
+        ),
+        (
+            format!(
+                "kind = \"incast\"\nsenders = \"h1..h2\"\nreceiver = \"h0\"\nbytes = {}",
+                max + 1
+            ),
+            "flows[0].bytes",
+            10,
+        ),
+        (
+            format!(
+                "kind = \"request_response\"\npairs = [[\"h1\", \"h0\"]]\nrequest = 100\nresponse = {}",
+                max + 1
+            ),
+            "flows[0].response",
+            10,
+        ),
+    ] {
+        let e = parse(&base(&flows)).unwrap_err();
+        assert_eq!(e.key.as_deref(), Some(key), "{e}");
+        assert_eq!(e.line, Some(line), "{e}");
+        assert!(
+            e.message.starts_with("at most 4611686018427387904 bytes (4EiB, 2^62"),
+            "{e}"
+        );
+    }
+}

@@ -298,12 +298,13 @@ impl TcpEndpoint {
     // ------------------------------------------------------------------ public API
 
     /// The application appends `bytes` to the send stream (allowed before the handshake
-    /// completes; ignored after [`TcpEndpoint::close`] or a failure).
+    /// completes; ignored after [`TcpEndpoint::close`] or a failure). The stream holds at most
+    /// [`MAX_STREAM_BYTES`](super::MAX_STREAM_BYTES) bytes in all: bytes beyond are ignored.
     pub fn send(&mut self, now: Time, bytes: u64, out: &mut TcpOutput) {
         if self.phase == Phase::Dead || self.fin_queued || bytes == 0 {
             return;
         }
-        self.app_total = self.app_total.saturating_add(bytes);
+        self.app_total = self.app_total.saturating_add(bytes).min(super::MAX_STREAM_BYTES);
         if self.phase == Phase::Open {
             self.try_send(now, out);
         }

@@ -70,6 +70,15 @@ pub use endpoint::{TcpEndpoint, CLOCK_GRANULARITY};
 use crate::packet::{FlowId, NodeId, Packet};
 use crate::time::Time;
 
+/// The most bytes one direction of a connection carries: 2^62 (4 EiB).
+///
+/// Inside the endpoint a sequence number is a `u64` offset from the initial sequence number
+/// (data byte `i` at offset `i`, the FIN one past the last byte), and sums of an offset and a
+/// window or a segment length must not overflow. Capping the stream at 2^62 keeps every offset
+/// below 2^62 + 2 and every such sum far below 2^64. Workloads refuse larger flows;
+/// [`TcpEndpoint::send`] ignores bytes beyond the cap.
+pub const MAX_STREAM_BYTES: u64 = 1 << 62;
+
 /// Who a connection is between, as seen from one end.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct FlowIds {

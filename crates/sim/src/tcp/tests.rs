@@ -1473,3 +1473,31 @@ fn syn_timeout_without_timestamps_falls_back_to_three_second_rto() {
     assert_eq!(s.srtt(), Some(20));
     assert_eq!(s.cwnd(), 14_480);
 }
+
+// ---------------------------------------------------------------------- the largest stream
+
+/// A stream of MAX_STREAM_BYTES runs like any other (in debug builds every sum is checked for
+/// overflow): segments flow, losses are repaired by SACK recovery and by a timeout, and the
+/// offsets near 2^62 stay in range.
+#[test]
+fn a_stream_of_the_largest_size_runs() {
+    let mut sc = Scenario::new(MAX_STREAM_BYTES);
+    sc.limit = 30 * MS;
+    let net = run(sc, drop_data_at(&[10 * MSS, 11 * MSS, 300 * MSS]));
+    let (c, s) = (net.client().stats(), net.server().stats());
+    // 1 Gb/s for about 30 ms: well over 2,000 segments, not 3.
+    assert!(s.bytes_delivered > 2_000 * MSS, "{}", s.bytes_delivered);
+    assert!(c.retransmits >= 3, "{c:?}");
+    assert!(!net.has_event(0, TcpEvent::SendComplete));
+}
+
+/// Bytes beyond MAX_STREAM_BYTES are ignored (workloads refuse them; the endpoint never lets
+/// its offsets pass the cap): 2^64 - 2 bytes, the size that once stalled after 3 segments in
+/// release builds and overflowed in debug ones, runs as MAX_STREAM_BYTES.
+#[test]
+fn bytes_beyond_the_largest_stream_are_ignored() {
+    let mut sc = Scenario::new(u64::MAX - 1);
+    sc.limit = 10 * MS;
+    let net = run(sc, no_drops());
+    assert!(net.server().stats().bytes_delivered > 500 * MSS);
+}
