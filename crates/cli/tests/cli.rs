@@ -1264,11 +1264,7 @@ fn ofbench_fails_when_the_controller_goes_away() {
             let _ = self.0.wait();
         }
     }
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port");
-    let addr = format!("127.0.0.1:{port}");
+    let addr = free_loopback_addr();
     let ctl = Kill(
         Command::new(env!("CARGO_BIN_EXE_tandem"))
             .args(["controller", "--listen", &addr, "--metrics", "127.0.0.1:0"])
@@ -1276,12 +1272,7 @@ fn ofbench_fails_when_the_controller_goes_away() {
             .spawn()
             .expect("start the controller"),
     );
-    // Wait until it listens (a debug build on a busy machine starts slowly).
-    let up = (0..200).any(|_| {
-        std::thread::sleep(std::time::Duration::from_millis(25));
-        std::net::TcpStream::connect(&addr).is_ok()
-    });
-    assert!(up, "the controller did not start listening on {addr}");
+    assert!(listening(&addr), "the controller did not start listening on {addr}");
     let bench = std::thread::spawn({
         let addr = addr.clone();
         move || {
@@ -1314,20 +1305,13 @@ fn ofbench_fails_when_the_controller_goes_away() {
 /// a file is plain text (no colour codes).
 #[test]
 fn controller_stops_cleanly_on_sigterm_and_logs_plain_text() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port");
-    let addr = format!("127.0.0.1:{port}");
+    let addr = free_loopback_addr();
     let ctl = Command::new(env!("CARGO_BIN_EXE_tandem"))
         .args(["controller", "--listen", &addr])
         .stderr(std::process::Stdio::piped())
         .spawn()
         .expect("start the controller");
-    let up = (0..200).any(|_| {
-        std::thread::sleep(std::time::Duration::from_millis(25));
-        std::net::TcpStream::connect(&addr).is_ok()
-    });
+    let up = listening(&addr);
     let _ = Command::new("kill").args(["-TERM", &ctl.id().to_string()]).status();
     let out = ctl.wait_with_output().expect("wait for the controller");
     assert!(up, "the controller did not start listening on {addr}");
@@ -1338,4 +1322,21 @@ fn controller_stops_cleanly_on_sigterm_and_logs_plain_text() {
         !log.contains('\u{1b}'),
         "colour codes in a log that is not a terminal: {log:?}"
     );
+}
+
+/// A loopback address with a port nobody listens on now.
+fn free_loopback_addr() -> String {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port");
+    format!("127.0.0.1:{port}")
+}
+
+/// Waits (up to 5 s: a debug build on a busy machine starts slowly) until `addr` accepts.
+fn listening(addr: &str) -> bool {
+    (0..200).any(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(25));
+        std::net::TcpStream::connect(addr).is_ok()
+    })
 }
