@@ -39,6 +39,41 @@ fn write_error(path: &Path, e: std::io::Error) -> CliError {
     CliError::runtime(path, e)
 }
 
+/// A file being written under a temporary name beside its target; removed when dropped
+/// without [`TempFile::commit`].
+struct TempFile {
+    tmp: std::path::PathBuf,
+    target: std::path::PathBuf,
+    done: bool,
+}
+
+impl TempFile {
+    fn new(target: &Path) -> TempFile {
+        let mut tmp = target.as_os_str().to_owned();
+        tmp.push(format!(".tmp-{}", std::process::id()));
+        TempFile {
+            tmp: tmp.into(),
+            target: target.to_path_buf(),
+            done: false,
+        }
+    }
+
+    /// Renames the finished file into place.
+    fn commit(mut self) -> std::io::Result<()> {
+        std::fs::rename(&self.tmp, &self.target)?;
+        self.done = true;
+        Ok(())
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        if !self.done {
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+    }
+}
+
 /// Where flow records go.
 enum Sink {
     Csv(BufWriter<Box<dyn Write>>),
@@ -271,13 +306,20 @@ pub fn flows(
     // The Parquet file first: a path it cannot have stops the command before anything is written.
     let mut parquet_sink = parquet.map(ParquetSink::create).transpose()?;
     let out_path = csv.unwrap_or(Path::new("-"));
+    let mut csv_tmp: Option<TempFile> = None;
+    if csv.is_some_and(Path::is_dir) {
+        return Err(CliError::input(out_path, "is a folder"));
+    }
     let mut sink = if csv.is_none() && parquet.is_some() {
         None
     } else {
         let dest: Box<dyn Write> = if out_path == Path::new("-") {
             Box::new(std::io::stdout().lock())
         } else {
-            Box::new(File::create(out_path).map_err(|e| CliError::input(out_path, e))?)
+            // Written under a temporary name and renamed when complete: a failed or cut
+            // trace leaves no partial CSV.
+            let tmp = csv_tmp.insert(TempFile::new(out_path));
+            Box::new(File::create(&tmp.tmp).map_err(|e| CliError::input(out_path, e))?)
         };
         let mut out = BufWriter::with_capacity(1 << 20, dest);
         Some(if csv.is_some() {
@@ -332,6 +374,9 @@ pub fn flows(
     match sink {
         Some(Sink::Csv(mut w) | Sink::Table { out: mut w, .. }) => w.flush().map_err(|e| write_error(out_path, e))?,
         None => {}
+    }
+    if let Some(t) = csv_tmp {
+        t.commit().map_err(|e| write_error(out_path, e))?;
     }
     let secs = started.elapsed().as_secs_f64();
     if !quiet {

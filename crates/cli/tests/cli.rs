@@ -173,22 +173,31 @@ fn flows_parquet_bad_output_is_one_line_and_exit_2() {
         assert!(err.contains(&want), "{err}");
         assert!(o.stdout.is_empty(), "{}", text(&o.stdout));
     }
-    // A trace cut short: exit 2, and no Parquet file, whole or partial.
+    // A trace cut short: exit 2, and no Parquet or CSV file, whole or partial.
     let cut = s.join("cut.pcap");
     let bytes = std::fs::read(sample()).unwrap();
     std::fs::write(&cut, &bytes[..bytes.len() / 2 + 3]).unwrap();
     let pq = s.join("cut.parquet");
+    let csv = s.join("cut.csv");
     let o = tandem(&[
         "pcap",
         "flows",
         cut.to_str().unwrap(),
         "--parquet",
         pq.to_str().unwrap(),
+        "--csv",
+        csv.to_str().unwrap(),
         "-q",
     ]);
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o.stderr).contains("cut short"), "{}", text(&o.stderr));
-    assert!(!pq.exists() && !s.join("cut.parquet.tmp").exists());
+    assert!(!pq.exists() && !csv.exists());
+    let left: Vec<String> = std::fs::read_dir(s.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains(".tmp"))
+        .collect();
+    assert!(left.is_empty(), "temporary files left: {left:?}");
 }
 
 #[test]
