@@ -13,6 +13,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tandem_cli::campaign::{self, Axis, Plan, Shard};
 use tandem_cli::error::CliError;
+use tandem_sim::limits::Limits;
 
 fn py_err(e: CliError) -> PyErr {
     match e {
@@ -81,16 +82,17 @@ fn axes(grid: Vec<(String, Vec<String>)>) -> Result<Vec<Axis>, CliError> {
 
 /// Runs a scenario file into `out` (the `sim run` outputs) and returns summary.json's text.
 #[pyfunction]
-#[pyo3(signature = (path, sets, seed, out))]
+#[pyo3(signature = (path, sets, seed, out, max_memory=None))]
 fn run_scenario(
     py: Python<'_>,
     path: PathBuf,
     sets: Vec<(String, String)>,
     seed: Option<u64>,
     out: PathBuf,
+    max_memory: Option<u64>,
 ) -> PyResult<String> {
     interruptible(py, move |cancel| {
-        let sc = tandem_cli::sim_cmd::load(&path, seed, &sets)?;
+        let sc = tandem_cli::sim_cmd::load_with(&path, seed, &sets, &limits(max_memory))?;
         let dir = tandem_cli::paths::OutDir::prepare(&out)?;
         let mut progress = |_p: tandem_sim::run::Progress| {};
         let outcome = tandem_sim::run::run_cancellable(&sc, &out, &mut progress, cancel)
@@ -132,18 +134,24 @@ fn experiments() -> Vec<(String, String)> {
         .collect()
 }
 
+fn limits(max_memory: Option<u64>) -> Limits {
+    max_memory.map_or_else(Limits::default, Limits::max_memory)
+}
+
 fn plan_of(
     scenario: &Path,
     sets: &[(String, String)],
     grid: Vec<(String, Vec<String>)>,
     seeds: &[u64],
+    max_memory: Option<u64>,
 ) -> Result<Plan, CliError> {
-    Plan::new(scenario, sets, &axes(grid)?, seeds)
+    Plan::with_limits(scenario, sets, &axes(grid)?, seeds, limits(max_memory))
 }
 
 /// Plans a sweep (validating every run) and returns its runs as (index, id, params, seed,
 /// finished) tuples.
 #[pyfunction]
+#[pyo3(signature = (scenario, sets, grid, seeds, out, max_memory=None))]
 #[allow(clippy::type_complexity)]
 fn plan(
     py: Python<'_>,
@@ -152,9 +160,10 @@ fn plan(
     grid: Vec<(String, Vec<String>)>,
     seeds: Vec<u64>,
     out: PathBuf,
+    max_memory: Option<u64>,
 ) -> PyResult<Vec<(usize, String, Vec<(String, String)>, u64, bool)>> {
     interruptible(py, move |_| {
-        let plan = plan_of(&scenario, &sets, grid, &seeds)?;
+        let plan = plan_of(&scenario, &sets, grid, &seeds, max_memory)?;
         Ok(plan
             .runs
             .into_iter()
@@ -170,6 +179,8 @@ fn plan(
 /// scenario here gives the same id as where it was planned. Returns (summary.json text,
 /// run.json text).
 #[pyfunction]
+#[pyo3(signature = (scenario, sets, params, seed, id, out, max_memory=None))]
+#[allow(clippy::too_many_arguments)]
 fn run_planned(
     py: Python<'_>,
     scenario: PathBuf,
@@ -178,10 +189,11 @@ fn run_planned(
     seed: u64,
     id: String,
     out: PathBuf,
+    max_memory: Option<u64>,
 ) -> PyResult<(String, String)> {
     interruptible(py, move |cancel| {
         let grid = params.iter().map(|(k, v)| (k.clone(), vec![v.clone()])).collect();
-        let plan = plan_of(&scenario, &sets, grid, &[seed])?;
+        let plan = plan_of(&scenario, &sets, grid, &[seed], max_memory)?;
         let run = &plan.runs[0];
         if run.id != id {
             return Err(CliError::Runtime(format!(
@@ -205,7 +217,7 @@ fn run_planned(
 /// Runs a sweep on local threads and writes the campaign table; returns (ran, skipped,
 /// other shards, failed runs as (id, message), table rows).
 #[pyfunction]
-#[pyo3(signature = (scenario, sets, grid, seeds, out, jobs, shard))]
+#[pyo3(signature = (scenario, sets, grid, seeds, out, jobs, shard, max_memory=None))]
 #[allow(clippy::too_many_arguments, clippy::type_complexity)]
 fn sweep_local(
     py: Python<'_>,
@@ -216,6 +228,7 @@ fn sweep_local(
     out: PathBuf,
     jobs: Option<usize>,
     shard: Option<(usize, usize)>,
+    max_memory: Option<u64>,
 ) -> PyResult<(usize, usize, usize, Vec<(String, String)>, usize)> {
     let shard = shard
         .map(|(i, n)| Shard::parse(&format!("{i}/{n}")))
@@ -225,7 +238,7 @@ fn sweep_local(
         return Err(PyValueError::new_err("jobs: must be at least 1"));
     }
     interruptible(py, move |cancel| {
-        let plan = plan_of(&scenario, &sets, grid, &seeds)?;
+        let plan = plan_of(&scenario, &sets, grid, &seeds, max_memory)?;
         let jobs = jobs.unwrap_or_else(tandem_cli::sweep_cmd::default_jobs);
         let o = campaign::execute(&plan, &out, jobs, shard, cancel, &|_| {})?;
         if o.interrupted {
@@ -238,6 +251,7 @@ fn sweep_local(
 
 /// Writes campaign.parquet and campaign.csv from the finished runs of a plan; returns rows.
 #[pyfunction]
+#[pyo3(signature = (scenario, sets, grid, seeds, out, max_memory=None))]
 fn write_campaign(
     py: Python<'_>,
     scenario: PathBuf,
@@ -245,9 +259,10 @@ fn write_campaign(
     grid: Vec<(String, Vec<String>)>,
     seeds: Vec<u64>,
     out: PathBuf,
+    max_memory: Option<u64>,
 ) -> PyResult<usize> {
     interruptible(py, move |_| {
-        let plan = plan_of(&scenario, &sets, grid, &seeds)?;
+        let plan = plan_of(&scenario, &sets, grid, &seeds, max_memory)?;
         campaign::prepare_out(&out)?;
         Ok(campaign::write_campaign(&plan, &out)?.rows())
     })
@@ -263,6 +278,12 @@ fn parse_duration_ns(text: &str) -> PyResult<u64> {
 #[pyfunction]
 fn parse_seeds(text: &str) -> PyResult<Vec<u64>> {
     campaign::parse_seeds(text).map_err(|e| PyValueError::new_err(format!("seeds: {e}")))
+}
+
+/// Parses a size as scenario files and `--max-memory` do (`8GiB`, `1500`, `64KB`) into bytes.
+#[pyfunction]
+fn parse_size(text: &str) -> PyResult<u64> {
+    tandem_sim::units::parse_size(text).map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
 /// The version of the Rust library inside (the CLI's `tandem --version`).
@@ -284,6 +305,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(write_campaign, m)?)?;
     m.add_function(wrap_pyfunction!(parse_duration_ns, m)?)?;
     m.add_function(wrap_pyfunction!(parse_seeds, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_size, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     Ok(())
 }

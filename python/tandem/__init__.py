@@ -76,6 +76,20 @@ def _sets(sets: Sets) -> List[Tuple[str, str]]:
     return out
 
 
+def _memory(max_memory: Union[int, str, None]) -> Optional[int]:
+    """``max_memory`` as bytes: an int, or a size such as ``"8GiB"`` (None: the default, half
+    of this machine's memory, as the CLI's ``--max-memory``)."""
+    if max_memory is None:
+        return None
+    if isinstance(max_memory, bool) or not isinstance(max_memory, (int, str)):
+        raise ValueError(f"max_memory: expected bytes or a size like 8GiB, got {max_memory!r}")
+    if isinstance(max_memory, str):
+        return _native.parse_size(max_memory)
+    if max_memory <= 0:
+        raise ValueError("max_memory: must be above zero")
+    return max_memory
+
+
 def _read(path: Path) -> pa.Table:
     return pq.read_table(path)
 
@@ -102,18 +116,21 @@ def run_scenario(
     set: Sets = None,  # noqa: A002 - the CLI's name for it
     seed: Optional[int] = None,
     out: Optional[PathLike] = None,
+    max_memory: Union[int, str, None] = None,
 ) -> RunResult:
     """Run a scenario file, as ``tandem sim run PATH [--set K=V]... [--seed S]``.
 
     ``set`` overrides values of the file (a dict, ``"key=value"`` strings or pairs);
     ``seed`` overrides its seed. With ``out`` the outputs (CSV, Parquet, pcaps, plots) stay
-    there; without it they go to a temporary folder that is removed.
+    there; without it they go to a temporary folder that is removed. A scenario whose
+    estimated memory is above ``max_memory`` (bytes or ``"8GiB"``; default half of this
+    machine's memory) is refused with ``ValueError`` before anything is built.
     """
-    sets = _sets(set)
+    sets, limit = _sets(set), _memory(max_memory)
     tmp = None if out is not None else tempfile.mkdtemp(prefix="tandem-run-")
     dest = Path(out) if out is not None else Path(tmp) / "run"
     try:
-        summary = json.loads(_native.run_scenario(os.fspath(path), sets, seed, os.fspath(dest)))
+        summary = json.loads(_native.run_scenario(os.fspath(path), sets, seed, os.fspath(dest), limit))
         flows, drops, queues = (_read(dest / f"{n}.parquet") for n in ("flows", "drops", "queues"))
     finally:
         if tmp is not None:
@@ -216,10 +233,13 @@ def plan(
     seeds: Seeds,
     out: PathLike,
     set: Sets = None,  # noqa: A002
+    max_memory: Union[int, str, None] = None,
 ) -> List[Dict[str, Any]]:
     """The runs a :func:`sweep` would do, each validated: dicts with ``index``, ``id``,
     ``params``, ``seed`` and ``done`` (already finished in ``out``)."""
-    runs = _native.plan(os.fspath(scenario), _sets(set), _grid(grid), _seeds(seeds), os.fspath(out))
+    runs = _native.plan(
+        os.fspath(scenario), _sets(set), _grid(grid), _seeds(seeds), os.fspath(out), _memory(max_memory)
+    )
     return [
         {"index": i, "id": rid, "params": dict(params), "seed": seed, "done": done}
         for i, rid, params, seed, done in runs
@@ -235,6 +255,7 @@ def sweep(
     shard: Union[str, Tuple[int, int], None] = None,
     set: Sets = None,  # noqa: A002
     jobs: Optional[int] = None,
+    max_memory: Union[int, str, None] = None,
 ) -> pa.Table:
     """Run a campaign, as ``tandem sweep``: every combination of ``grid`` (key -> values, any
     key ``set`` takes) times every seed, each run in ``out/runs/<id>/``; returns the campaign
@@ -247,21 +268,23 @@ def sweep(
     ``ray.init()`` finds, i.e. ``RAY_ADDRESS``, else a local one; ``out`` must be on a
     filesystem the workers share). ``shard``: ``"I/N"`` or ``(I, N)`` runs only runs ``i`` with
     ``i % N == I``. The table's schema metadata says how many runs were ``tandem.ran`` and
-    ``tandem.skipped``.
+    ``tandem.skipped``. ``max_memory`` (bytes or ``"8GiB"``) bounds each run's estimated
+    memory, as ``--max-memory``; local runs at once are also kept within it together.
     """
     sets, axes, seed_list, shard_t = _sets(set), _grid(grid), _seeds(seeds), _shard(shard)
+    limit = _memory(max_memory)
     scenario_s, out_s = os.fspath(scenario), os.fspath(out)
     if backend == "local":
         ran, skipped, _others, failed, _rows = _native.sweep_local(
-            scenario_s, sets, axes, seed_list, out_s, jobs, shard_t
+            scenario_s, sets, axes, seed_list, out_s, jobs, shard_t, limit
         )
     elif backend == "ray":
         from . import _ray
 
         # Workers may start elsewhere: they get absolute paths.
         scenario_s, out_s = os.path.abspath(scenario_s), os.path.abspath(out_s)
-        ran, skipped, failed = _ray.sweep(scenario_s, sets, axes, seed_list, out_s, shard_t)
-        _native.write_campaign(scenario_s, sets, axes, seed_list, out_s)
+        ran, skipped, failed = _ray.sweep(scenario_s, sets, axes, seed_list, out_s, shard_t, limit)
+        _native.write_campaign(scenario_s, sets, axes, seed_list, out_s, limit)
     else:
         raise ValueError(f"backend: expected \"local\" or \"ray\", got {backend!r}")
     _log.info("sweep: ran %d, skipped %d finished runs, %d failed", ran, skipped, len(failed))

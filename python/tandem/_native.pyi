@@ -6,7 +6,9 @@ on a failure while running, and ``KeyboardInterrupt`` on Ctrl-C.
 
 from typing import List, Optional, Tuple
 
-def run_scenario(path: str, sets: List[Tuple[str, str]], seed: Optional[int], out: str) -> str:
+def run_scenario(
+    path: str, sets: List[Tuple[str, str]], seed: Optional[int], out: str, max_memory: Optional[int] = None
+) -> str:
     """Runs a scenario into ``out``; returns summary.json's text."""
 
 def pcap_flows(path: str, timeout_ns: int, out: str) -> None:
@@ -24,6 +26,7 @@ def plan(
     grid: List[Tuple[str, List[str]]],
     seeds: List[int],
     out: str,
+    max_memory: Optional[int] = None,
 ) -> List[Tuple[int, str, List[Tuple[str, str]], int, bool]]:
     """(index, id, params, seed, finished) of every run of a sweep."""
 
@@ -34,6 +37,7 @@ def run_planned(
     seed: int,
     id: str,
     out: str,
+    max_memory: Optional[int] = None,
 ) -> Tuple[str, str]:
     """Runs one planned run into ``out/runs/<id>/``; returns (summary.json, run.json) texts."""
 
@@ -45,6 +49,7 @@ def sweep_local(
     out: str,
     jobs: Optional[int],
     shard: Optional[Tuple[int, int]],
+    max_memory: Optional[int] = None,
 ) -> Tuple[int, int, int, List[Tuple[str, str]], int]:
     """Runs a sweep on local threads; returns (ran, skipped, other shards, failed, rows)."""
 
@@ -54,11 +59,15 @@ def write_campaign(
     grid: List[Tuple[str, List[str]]],
     seeds: List[int],
     out: str,
+    max_memory: Optional[int] = None,
 ) -> int:
     """Writes campaign.parquet and campaign.csv from the finished runs; returns rows."""
 
 def parse_duration_ns(text: str) -> int:
     """``"60s"`` -> 60_000_000_000."""
+
+def parse_size(text: str) -> int:
+    """``"8GiB"`` -> 8589934592."""
 
 def parse_seeds(text: str) -> List[int]:
     """``"1..3"`` -> [1, 2, 3]."""

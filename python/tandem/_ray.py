@@ -18,9 +18,9 @@ from typing import List, Optional, Sequence, Tuple
 from . import _native
 
 
-def _task(scenario, sets, params, seed, rid, out):
+def _task(scenario, sets, params, seed, rid, out, max_memory=None):
     """Runs one planned run on a Ray worker; returns (id, summary text, run.json text)."""
-    summary, meta = _native.run_planned(scenario, sets, params, seed, rid, out)
+    summary, meta = _native.run_planned(scenario, sets, params, seed, rid, out, max_memory)
     return rid, summary, meta
 
 
@@ -47,6 +47,7 @@ def sweep(
     seeds: Sequence[int],
     out: str,
     shard: Optional[Tuple[int, int]],
+    max_memory: Optional[int] = None,
 ) -> Tuple[int, int, List[Tuple[str, str]]]:
     """Runs the unfinished runs of the plan (of ``shard``) as Ray tasks; returns (ran,
     skipped, failed as (id, message))."""
@@ -56,7 +57,7 @@ def sweep(
         raise ValueError('backend="ray" needs Ray: pip install "ray>=2.9"') from None
     if shard is not None and not (0 <= shard[0] < shard[1]):
         raise ValueError(f"shard: expected I/N with 0 <= I < N, got {shard[0]}/{shard[1]}")
-    runs = _native.plan(scenario, list(sets), list(grid), list(seeds), out)
+    runs = _native.plan(scenario, list(sets), list(grid), list(seeds), out, max_memory)
     mine = [r for r in runs if shard is None or r[0] % shard[1] == shard[0]]
     todo = [r for r in mine if not r[4]]
     skipped = len(mine) - len(todo)
@@ -64,7 +65,7 @@ def sweep(
         ray.init()
     remote = ray.remote(num_cpus=1, max_retries=1)(_task)
     pending = {
-        remote.remote(scenario, list(sets), params, seed, rid, out): rid
+        remote.remote(scenario, list(sets), params, seed, rid, out, max_memory): rid
         for _, rid, params, seed, _ in todo
     }
     ran, failed = 0, []

@@ -114,3 +114,15 @@ def test_reproduce_matches_the_cli(tmp_path, cli):
     assert "tcpu-forwarding" in tandem.experiments()
     with pytest.raises(ValueError, match="no experiment named"):
         tandem.reproduce("no-such-experiment")
+
+
+def test_a_scenario_over_the_memory_limit_is_refused_as_the_cli_does(cli):
+    p = cli("sim", "run", SCENARIO, "--max-memory", "1MiB", "--out", "/nonexistent/x", check=False)
+    assert p.returncode == 2
+    with pytest.raises(ValueError) as e:
+        tandem.run_scenario(SCENARIO, max_memory="1MiB")
+    assert f"tandem: {e.value}" == p.stderr.strip().splitlines()[-1]
+    with pytest.raises(ValueError):
+        tandem.sweep(SCENARIO, {"tcp.min_rto": ["1ms"]}, [1], "/nonexistent/y", max_memory=1 << 20)
+    with pytest.raises(ValueError):
+        tandem.run_scenario(SCENARIO, max_memory=-1)
