@@ -322,3 +322,52 @@ fn connections_over_the_per_address_cap_are_closed_at_accept() {
     });
     assert!(ok);
 }
+
+#[test]
+fn switches_that_send_big_packet_ins_and_never_read_cost_bounded_memory() {
+    // Each reply is a flood packet_out carrying a 60 KB frame back: before queues were bounded
+    // in bytes, 8 such switches drove the controller past 500 MiB.
+    let ctl = controller(|c| c.write_timeout = Duration::from_secs(30));
+    let addr = ctl.addrs()[0];
+    let rss_before = rss_kib();
+    let stop = Arc::new(AtomicBool::new(false));
+    let senders: Vec<_> = (0..8u64)
+        .map(|i| {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                let sw = Switch::connect(addr, Version::V1_0, 300 + i);
+                let mut big = packet_in(Version::V1_0, 1, 0xffff_ffff, 1, i as u8 + 1, 0xff);
+                if let Body::PacketIn(p) = &mut big.body {
+                    p.data.resize(60_000, 0xab);
+                    p.data[0..6].copy_from_slice(&[0xff; 6]);
+                    p.total_len = 60_000;
+                }
+                let bytes = big.to_bytes().unwrap();
+                let mut wr = sw.stream;
+                wr.set_write_timeout(Some(Duration::from_millis(200))).unwrap();
+                // Never reads: the controller's replies back up.
+                while !stop.load(Ordering::Relaxed) {
+                    if std::io::Write::write_all(&mut wr, &bytes).is_err() {
+                        std::thread::sleep(Duration::from_millis(10));
+                    }
+                }
+                wr
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_secs(4));
+    stop.store(true, Ordering::Relaxed);
+    let held: Vec<_> = senders.into_iter().map(|s| s.join().unwrap()).collect();
+    let grown = rss_kib().saturating_sub(rss_before);
+    let s = ctl.stats();
+    let (ins, dropped) = (
+        s.packet_ins.load(Ordering::Relaxed),
+        s.replies_dropped.load(Ordering::Relaxed),
+    );
+    drop(held);
+    eprintln!("8 non-reading switches: {ins} packet_ins, {dropped} replies dropped, rss +{grown} KiB");
+    assert!(ins > 100, "the switches sent: {ins}");
+    assert!(dropped > 0, "replies were shed, not held");
+    // 8 x 2 MiB of queued replies, read buffers and the test's own clients, with room to spare.
+    assert!(grown < 96 * 1024, "memory stayed bounded: grew {grown} KiB");
+}
