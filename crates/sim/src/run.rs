@@ -65,13 +65,30 @@ pub struct Progress {
     pub events: u64,
 }
 
-fn create(dir: &Path, name: &str) -> Result<BufWriter<File>, RunError> {
-    let p = dir.join(name);
-    File::create(&p).map(BufWriter::new).map_err(|e| RunError::Io(p, e))
+/// Each capture's final path in `dir` and the temporary name it is written under until the run
+/// completes (so a failed or interrupted run leaves no partial pcap).
+fn pcap_paths(sc: &Scenario, dir: &Path) -> Vec<((crate::packet::NodeId, u16), PathBuf, PathBuf)> {
+    sc.output
+        .pcap
+        .iter()
+        .map(|&(node, port)| {
+            let path = dir.join(format!("{}-{}.pcap", sc.topology.node(node).name, port));
+            let mut tmp = path.as_os_str().to_owned();
+            tmp.push(format!(".tmp-{}", std::process::id()));
+            ((node, port), path, PathBuf::from(tmp))
+        })
+        .collect()
+}
+
+/// Removes the captures' temporary files (after a failure).
+fn discard_pcaps(sc: &Scenario, dir: &Path) {
+    for (_, _, tmp) in pcap_paths(sc, dir) {
+        let _ = std::fs::remove_file(tmp);
+    }
 }
 
 /// Builds the simulation for a scenario (without running it); with `out_dir`, opens its pcap
-/// taps there.
+/// taps there, under temporary names that [`run`] renames when the run is complete.
 pub fn build(sc: &Scenario, out_dir: Option<&Path>) -> Result<Sim, RunError> {
     let mut sim = Sim::new(
         &sc.topology,
@@ -86,16 +103,43 @@ pub fn build(sc: &Scenario, out_dir: Option<&Path>) -> Result<Sim, RunError> {
         },
     );
     if let Some(dir) = out_dir {
-        for &(node, port) in &sc.output.pcap {
-            let name = format!("{}-{}.pcap", sc.topology.node(node).name, port);
-            let path = dir.join(&name);
-            let f = File::create(&path).map_err(|e| RunError::Io(path.clone(), e))?;
-            let tap = Tap::new(Box::new(BufWriter::new(f)))
-                .map_err(|e| RunError::Io(path, std::io::Error::other(e.to_string())))?;
-            sim.add_tap(node, port, tap);
+        for ((node, port), path, tmp) in pcap_paths(sc, dir) {
+            let opened = File::create(&tmp)
+                .map_err(|e| RunError::Io(path.clone(), e))
+                .and_then(|f| {
+                    Tap::new(Box::new(BufWriter::new(f)))
+                        .map_err(|e| RunError::Io(path.clone(), std::io::Error::other(e.to_string())))
+                });
+            match opened {
+                Ok(tap) => sim.add_tap(node, port, tap),
+                Err(e) => {
+                    discard_pcaps(sc, dir);
+                    return Err(e);
+                }
+            }
         }
     }
     Ok(sim)
+}
+
+/// Writes the tables, `summary.json` (under a temporary name, renamed when whole) and the
+/// captures (renamed into place once flushed).
+fn write_results(sc: &Scenario, sim: &mut Sim, out_dir: &Path, end: Time) -> Result<(FlowStats, Value), RunError> {
+    let (flows, drops) = report::write_tables(sim, out_dir).map_err(RunError::Table)?;
+    let summary = report::summary(sim, &sc.name, sc.seed, end, &flows, drops);
+    let path = out_dir.join("summary.json");
+    let mut w = crate::table::AtomicFile::create(&path).map_err(RunError::Table)?;
+    serde_json::to_writer_pretty(&mut w, &summary).map_err(|e| RunError::Io(path.clone(), e.into()))?;
+    writeln!(w).map_err(|e| RunError::Io(path.clone(), e))?;
+    w.finish().map_err(RunError::Table)?;
+    for tap in sim.taps_vec() {
+        tap.finish()
+            .map_err(|e| RunError::Io(out_dir.to_path_buf(), std::io::Error::other(e.to_string())))?;
+    }
+    for (_, path, tmp) in pcap_paths(sc, out_dir) {
+        std::fs::rename(&tmp, &path).map_err(|e| RunError::Io(path, e))?;
+    }
+    Ok((flows, summary))
 }
 
 /// Runs the scenario and writes every output into `out_dir` (created if needed).
@@ -122,6 +166,7 @@ pub fn run_cancellable(
     loop {
         if cancel.load(Ordering::Relaxed) {
             drop(sim);
+            discard_pcaps(sc, out_dir);
             if created {
                 let _ = std::fs::remove_dir_all(out_dir);
             }
@@ -138,17 +183,11 @@ pub fn run_cancellable(
             break;
         }
     }
-    let io = |p: &'static str| move |e| RunError::Io(out_dir.join(p), e);
-    let (flows, drops) = report::write_tables(&sim, out_dir).map_err(RunError::Table)?;
-    let summary = report::summary(&sim, &sc.name, sc.seed, end, &flows, drops);
-    let mut w = create(out_dir, "summary.json")?;
-    serde_json::to_writer_pretty(&mut w, &summary).map_err(|e| RunError::Io(out_dir.join("summary.json"), e.into()))?;
-    writeln!(w).map_err(io("summary.json"))?;
-    w.flush().map_err(io("summary.json"))?;
-    for tap in sim.taps_vec() {
-        tap.finish()
-            .map_err(|e| RunError::Io(out_dir.to_path_buf(), std::io::Error::other(e.to_string())))?;
+    let written = write_results(sc, &mut sim, out_dir, end);
+    if written.is_err() {
+        discard_pcaps(sc, out_dir);
     }
+    let (flows, summary) = written?;
     if sc.output.plots {
         if !flows.fct_us.is_empty() {
             // FCTs of a mixed workload span decades: log x when they do.

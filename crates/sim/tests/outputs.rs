@@ -169,3 +169,28 @@ fn a_table_that_cannot_be_written_leaves_no_part_of_it() {
             && !dir.join(format!("flows.parquet.tmp-{}", std::process::id())).exists()
     );
 }
+
+/// An interrupted run leaves no capture, summary or table in a folder that was already there,
+/// and a complete one renames its capture into place.
+#[test]
+fn captures_appear_only_when_the_run_is_complete() {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/incast.toml");
+    let sets: Vec<(String, String)> = [("duration", "3ms"), ("output.plots", "false")]
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    let sc = Scenario::load(&file, &sets).unwrap();
+    let dir = Scratch::new("outputs-interrupted");
+    let stop = std::sync::atomic::AtomicBool::new(true);
+    let r = run::run_cancellable(&sc, dir.path(), &mut |_| {}, &stop);
+    assert!(matches!(r, Err(run::RunError::Interrupted)));
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+    assert!(left.is_empty(), "an interrupted run left {left:?}");
+    run::run(&sc, dir.path(), &mut |_| {}).unwrap();
+    let names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(names.iter().any(|n| n == "switch0-0.pcap"), "{names:?}");
+    assert!(names.iter().all(|n| !n.contains(".tmp")), "{names:?}");
+}
