@@ -66,17 +66,9 @@ fn interruptible<T: Send + 'static>(
 }
 
 fn axes(grid: Vec<(String, Vec<String>)>) -> Result<Vec<Axis>, CliError> {
+    // The CLI's checks; values are taken as given (a Python list needs no comma splitting).
     grid.into_iter()
-        .map(|(key, values)| {
-            let text = format!("{key}={}", values.join(","));
-            // One parser for the CLI and Python: values are checked the same way, but taken as
-            // given (a Python list needs no comma splitting).
-            campaign::parse_axis(&text).map_err(|e| CliError::Input(format!("grid: {e}")))?;
-            if values.is_empty() {
-                return Err(CliError::Input(format!("grid: `{key}` has no values")));
-            }
-            Ok(Axis { key, values })
-        })
+        .map(|(key, values)| Axis::new(&key, values).map_err(|e| CliError::Input(format!("grid: {e}"))))
         .collect()
 }
 

@@ -40,24 +40,37 @@ pub struct Axis {
     pub values: Vec<String>,
 }
 
+impl Axis {
+    /// An axis, checked: a key, at least one value, no empty value, no value twice.
+    pub fn new(key: &str, values: Vec<String>) -> Result<Axis, String> {
+        let key = key.trim();
+        if key.is_empty() {
+            return Err("empty key".into());
+        }
+        if values.is_empty() {
+            return Err(format!("`{key}` has no values"));
+        }
+        if values.iter().any(String::is_empty) {
+            return Err(format!("`{key}`: empty value"));
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        if let Some(dup) = values.iter().find(|v| !seen.insert(v.as_str())) {
+            return Err(format!("`{key}`: value `{dup}` given twice"));
+        }
+        Ok(Axis {
+            key: key.to_string(),
+            values,
+        })
+    }
+}
+
 /// Parses `KEY=V1,V2,...` (commas inside brackets, braces or quotes do not split).
 pub fn parse_axis(s: &str) -> Result<Axis, String> {
     let (key, values) = s
         .split_once('=')
         .filter(|(k, _)| !k.trim().is_empty())
         .ok_or_else(|| format!("expected KEY=V1,V2,..., got `{s}`"))?;
-    let values = split_top_level(values);
-    if values.iter().any(String::is_empty) {
-        return Err(format!("`{s}`: empty value"));
-    }
-    let mut seen = std::collections::BTreeSet::new();
-    if let Some(dup) = values.iter().find(|v| !seen.insert(v.as_str())) {
-        return Err(format!("`{s}`: value `{dup}` given twice"));
-    }
-    Ok(Axis {
-        key: key.trim().to_string(),
-        values,
-    })
+    Axis::new(key, split_top_level(values))
 }
 
 fn split_top_level(s: &str) -> Vec<String> {

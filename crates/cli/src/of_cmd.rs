@@ -1270,18 +1270,6 @@ fn open_input(path: &Path) -> Result<BufReader<Box<dyn Read>>, CliError> {
     Ok(BufReader::with_capacity(1 << 16, inner))
 }
 
-/// Whether `head` starts like a pcap or pcapng file (either byte order, micro- or nanosecond).
-fn looks_like_capture(head: &[u8]) -> bool {
-    const MAGICS: [[u8; 4]; 5] = [
-        [0xd4, 0xc3, 0xb2, 0xa1],
-        [0xa1, 0xb2, 0xc3, 0xd4],
-        [0x4d, 0x3c, 0xb2, 0xa1],
-        [0xa1, 0xb2, 0x3c, 0x4d],
-        [0x0a, 0x0d, 0x0d, 0x0a],
-    ];
-    head.len() >= 4 && MAGICS.iter().any(|m| head[..4] == m[..])
-}
-
 fn display_name(path: &Path) -> &Path {
     if path == Path::new("-") {
         Path::new("<stdin>")
@@ -1303,7 +1291,7 @@ pub fn decode(path: &Path) -> Result<(), CliError> {
     if head.is_empty() {
         return Err(CliError::input(name, "empty: no OpenFlow messages and not a capture"));
     }
-    let capture = looks_like_capture(head);
+    let capture = tandem_wire::pcap::looks_like_trace(head);
     let stdout = std::io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     let result = if capture {

@@ -9,6 +9,7 @@ use std::io::{BufWriter, Write};
 use std::net::Ipv4Addr;
 use std::path::Path;
 use std::time::Instant;
+use tandem_sim::table::TempPath;
 use tandem_sim::table::{Column, ParquetStream, Table, TableError, ROW_GROUP_ROWS};
 use tandem_wire::decode::{self, Network};
 use tandem_wire::flow::{protocol_name, EndReason, FlowConfig, FlowKey, FlowRecord, FlowTable, CSV_HEADER};
@@ -37,41 +38,6 @@ fn trace_error(path: &Path, e: TraceError) -> CliError {
 
 fn write_error(path: &Path, e: std::io::Error) -> CliError {
     CliError::runtime(path, e)
-}
-
-/// A file being written under a temporary name beside its target; removed when dropped
-/// without [`TempFile::commit`].
-struct TempFile {
-    tmp: std::path::PathBuf,
-    target: std::path::PathBuf,
-    done: bool,
-}
-
-impl TempFile {
-    fn new(target: &Path) -> TempFile {
-        let mut tmp = target.as_os_str().to_owned();
-        tmp.push(format!(".tmp-{}", std::process::id()));
-        TempFile {
-            tmp: tmp.into(),
-            target: target.to_path_buf(),
-            done: false,
-        }
-    }
-
-    /// Renames the finished file into place.
-    fn commit(mut self) -> std::io::Result<()> {
-        std::fs::rename(&self.tmp, &self.target)?;
-        self.done = true;
-        Ok(())
-    }
-}
-
-impl Drop for TempFile {
-    fn drop(&mut self) {
-        if !self.done {
-            let _ = std::fs::remove_file(&self.tmp);
-        }
-    }
 }
 
 /// Where flow records go.
@@ -306,7 +272,7 @@ pub fn flows(
     // The Parquet file first: a path it cannot have stops the command before anything is written.
     let mut parquet_sink = parquet.map(ParquetSink::create).transpose()?;
     let out_path = csv.unwrap_or(Path::new("-"));
-    let mut csv_tmp: Option<TempFile> = None;
+    let mut csv_tmp: Option<TempPath> = None;
     if csv.is_some_and(Path::is_dir) {
         return Err(CliError::input(out_path, "is a folder"));
     }
@@ -318,8 +284,8 @@ pub fn flows(
         } else {
             // Written under a temporary name and renamed when complete: a failed or cut
             // trace leaves no partial CSV.
-            let tmp = csv_tmp.insert(TempFile::new(out_path));
-            Box::new(File::create(&tmp.tmp).map_err(|e| CliError::input(out_path, e))?)
+            let tmp = csv_tmp.insert(TempPath::new(out_path));
+            Box::new(File::create(tmp.path()).map_err(|e| CliError::input(out_path, e))?)
         };
         let mut out = BufWriter::with_capacity(1 << 20, dest);
         Some(if csv.is_some() {

@@ -73,9 +73,8 @@ fn pcap_paths(sc: &Scenario, dir: &Path) -> Vec<((crate::packet::NodeId, u16), P
         .iter()
         .map(|&(node, port)| {
             let path = dir.join(format!("{}-{}.pcap", sc.topology.node(node).name, port));
-            let mut tmp = path.as_os_str().to_owned();
-            tmp.push(format!(".tmp-{}", std::process::id()));
-            ((node, port), path, PathBuf::from(tmp))
+            let tmp = crate::table::temp_name(&path);
+            ((node, port), path, tmp)
         })
         .collect()
 }

@@ -340,6 +340,55 @@ fn quote(s: &str) -> String {
     }
 }
 
+/// The temporary name an output is written under until it is whole: `NAME.tmp-PID` beside
+/// it. Named per process, so that two processes writing the same file (shards of one campaign
+/// on a shared folder) never write into one temporary file.
+pub fn temp_name(target: &Path) -> PathBuf {
+    let mut tmp = target.as_os_str().to_owned();
+    tmp.push(format!(".tmp-{}", std::process::id()));
+    PathBuf::from(tmp)
+}
+
+/// A target's [`temp_name`], for a writer that opens the file itself: renamed into place by
+/// [`TempPath::commit`], removed when dropped uncommitted (after a failure).
+#[derive(Debug)]
+pub struct TempPath {
+    tmp: PathBuf,
+    target: PathBuf,
+    done: bool,
+}
+
+impl TempPath {
+    /// The temporary name for `target` (nothing is created yet).
+    pub fn new(target: &Path) -> TempPath {
+        TempPath {
+            tmp: temp_name(target),
+            target: target.to_path_buf(),
+            done: false,
+        }
+    }
+
+    /// Where to write.
+    pub fn path(&self) -> &Path {
+        &self.tmp
+    }
+
+    /// Renames the finished file into place.
+    pub fn commit(mut self) -> std::io::Result<()> {
+        std::fs::rename(&self.tmp, &self.target)?;
+        self.done = true;
+        Ok(())
+    }
+}
+
+impl Drop for TempPath {
+    fn drop(&mut self) {
+        if !self.done {
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+    }
+}
+
 /// A file written under a temporary name beside its target (`NAME.tmp-PID`) and renamed into place
 /// by [`AtomicFile::finish`]; dropped unfinished (after a failure), the temporary file is
 /// removed. Readers never see a half-written file. Writes are buffered.
@@ -358,11 +407,7 @@ impl AtomicFile {
         if path.is_dir() {
             return Err(io(std::io::Error::new(std::io::ErrorKind::IsADirectory, "is a folder")));
         }
-        let mut tmp = path.as_os_str().to_owned();
-        // Named per process, so that two processes writing the same table (shards of one
-        // campaign on a shared folder) never write into one temporary file.
-        tmp.push(format!(".tmp-{}", std::process::id()));
-        let tmp = PathBuf::from(tmp);
+        let tmp = temp_name(path);
         let file = File::create(&tmp).map_err(io)?;
         Ok(AtomicFile {
             path: path.to_path_buf(),

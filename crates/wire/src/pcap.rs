@@ -163,6 +163,15 @@ const PCAP_MAGICS: [[u8; 4]; 4] = [
 ];
 const PCAPNG_MAGIC: [u8; 4] = [0x0a, 0x0d, 0x0d, 0x0a];
 
+/// Whether `head` (a file's first bytes) starts with a pcap (either byte order, micro- or
+/// nanosecond) or pcapng magic number: what [`TraceReader::new`] accepts, for a caller that
+/// peeks before choosing a reader.
+pub fn looks_like_trace(head: &[u8]) -> bool {
+    head.get(..4)
+        .and_then(|m| <[u8; 4]>::try_from(m).ok())
+        .is_some_and(|m| PCAP_MAGICS.contains(&m) || m == PCAPNG_MAGIC)
+}
+
 impl<R: Read> TraceReader<R> {
     /// Reads the file header and picks the format from its magic number.
     pub fn new(mut reader: R) -> Result<Self, TraceError> {
@@ -364,6 +373,15 @@ impl<W: Write> TraceWriter<W> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn magic_numbers_are_recognised_without_reading() {
+        for m in PCAP_MAGICS.iter().chain([&PCAPNG_MAGIC]) {
+            assert!(looks_like_trace(&[m.as_slice(), &[0; 20]].concat()));
+        }
+        assert!(!looks_like_trace(b"\x01\x00\x00\x08"));
+        assert!(!looks_like_trace(&PCAPNG_MAGIC[..3]));
+    }
 
     #[test]
     fn pcap_round_trip_keeps_nanoseconds() {
