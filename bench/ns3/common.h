@@ -564,7 +564,7 @@ class TcpMonitor
     static void OnRxTrace(Sock* st, Ptr<const Packet> p, const TcpHeader& h, Ptr<const TcpSocketBase> s)
     {
         if (!Traced(st)) return;
-        std::cerr << Simulator::Now().GetNanoSeconds() / 1000 << " f" << st->idx << " ACK " << h.GetAckNumber().GetValue() << " (" << h.GetAckNumber().GetValue() / 1448 << ")";
+        std::cerr << Simulator::Now().GetNanoSeconds() / 1000 << " n" << s->GetNode()->GetId() << " ACK " << h.GetAckNumber().GetValue() << " (" << h.GetAckNumber().GetValue() / 1448 << ")";
         if (h.HasOption(TcpOption::SACK))
         {
             Ptr<const TcpOptionSack> o = DynamicCast<const TcpOptionSack>(h.GetOption(TcpOption::SACK));
@@ -600,13 +600,13 @@ class TcpMonitor
         Simulator::Schedule(NanoSeconds(1), [this, app, tries]() { TryAttach(app, tries + 1); });
     }
 
-    static void OnTx(Sock* st, Ptr<const Packet> p, const TcpHeader& h, Ptr<const TcpSocketBase>)
+    static void OnTx(Sock* st, Ptr<const Packet> p, const TcpHeader& h, Ptr<const TcpSocketBase> sk)
     {
         // In TcpSocketBase the traced packet is the payload only (the header is separate).
         uint32_t len = p->GetSize();
         if (Traced(st) && len > 0)
         {
-            std::cerr << Simulator::Now().GetNanoSeconds() / 1000 << " f" << st->idx << "   SEND " << h.GetSequenceNumber().GetValue() << "-" << h.GetSequenceNumber().GetValue() + len << " (" << h.GetSequenceNumber().GetValue() / 1448 << ") retx " << (st->any && h.GetSequenceNumber() < st->highEnd) << std::endl;
+            std::cerr << Simulator::Now().GetNanoSeconds() / 1000 << " n" << sk->GetNode()->GetId() << "   SEND " << h.GetSequenceNumber().GetValue() << "-" << h.GetSequenceNumber().GetValue() + len << " (" << h.GetSequenceNumber().GetValue() / 1448 << ") retx " << (st->any && h.GetSequenceNumber() < st->highEnd) << std::endl;
         }
         if (h.GetFlags() & TcpHeader::SYN)
         {

@@ -8,7 +8,7 @@
 //! path per host pair, bulk TCP flows. Anything else is refused with a [`SpecError`] naming
 //! it, never approximated silently.
 
-use crate::config::{BufferConfig, CcAlgo, DelayedAck, Forwarding, Marking, QueueConfig, PPP_HEADER};
+use crate::config::{BufferConfig, CcAlgo, DelayedAck, Forwarding, Marking, QueueConfig, TcpFlavor, PPP_HEADER};
 use crate::scenario::Scenario;
 use crate::time::{as_secs, Time};
 use crate::topology::{NodeKind, Routing};
@@ -87,9 +87,9 @@ pub fn export(sc: &Scenario) -> Result<String, SpecError> {
         CcAlgo::NewReno => ("newreno", 0.0625),
         CcAlgo::Dctcp { g } => ("dctcp", g),
     };
-    if t.lost_retransmit_detection {
+    if t.flavor != TcpFlavor::Ns3 {
         return Err(SpecError(
-            "tcp.lost_retransmit_detection: ns-3 3.37 has none; set it to false to compare".into(),
+            "tcp.flavor: ns-3 3.37's TCP is `flavor = \"ns3\"` (no detection of lost retransmissions, ns-3's recovery and ECT rules); set it to compare".into(),
         ));
     }
     let delack = match t.delayed_ack {

@@ -18,7 +18,7 @@
 //! entry ([`workload_seed`]), so adding an entry does not change the flows of the others.
 
 use crate::config::{
-    BufferConfig, CcAlgo, DelayedAck, Forwarding, LinkConfig, Marking, QueueConfig, SwitchConfig, TcpConfig,
+    BufferConfig, CcAlgo, DelayedAck, Forwarding, LinkConfig, Marking, QueueConfig, SwitchConfig, TcpConfig, TcpFlavor,
 };
 use crate::limits::{fmt_bytes, Limits, MemoryEstimate};
 use crate::packet::NodeId;
@@ -386,6 +386,13 @@ enum RawCc {
     Dctcp,
 }
 
+#[derive(Deserialize, Clone, Copy)]
+#[serde(rename_all = "snake_case")]
+enum RawFlavor {
+    Linux,
+    Ns3,
+}
+
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 struct RawTcp {
@@ -404,6 +411,7 @@ struct RawTcp {
     sack: Option<bool>,
     timestamps: Option<bool>,
     ecn: Option<bool>,
+    flavor: Option<RawFlavor>,
     lost_retransmit_detection: Option<bool>,
 }
 
@@ -1199,6 +1207,18 @@ fn build_tcp(ctx: &Ctx, t: RawTcp) -> Result<TcpConfig, ScenarioError> {
     if is_dctcp && t.ecn == Some(false) {
         return Err(ctx.err(&key(&at, "ecn"), "DCTCP needs ECN"));
     }
+    // `lost_retransmit_detection = false` is the older spelling of `flavor = "ns3"`.
+    let flavor = match (t.flavor, t.lost_retransmit_detection) {
+        (Some(RawFlavor::Linux), Some(false)) | (Some(RawFlavor::Ns3), Some(true)) => {
+            return Err(ctx.err(
+                &key(&at, "lost_retransmit_detection"),
+                "contradicts `flavor`; give only `flavor` (\"linux\" detects lost retransmissions, \"ns3\" does not)",
+            ));
+        }
+        (Some(RawFlavor::Linux), _) | (None, Some(true)) => TcpFlavor::Linux,
+        (Some(RawFlavor::Ns3), _) | (None, Some(false)) => TcpFlavor::Ns3,
+        (None, None) => d.flavor,
+    };
     Ok(TcpConfig {
         mss: mss as u32,
         init_cwnd,
@@ -1214,7 +1234,7 @@ fn build_tcp(ctx: &Ctx, t: RawTcp) -> Result<TcpConfig, ScenarioError> {
         timestamps: t.timestamps.unwrap_or(d.timestamps),
         cc,
         ecn: t.ecn.unwrap_or(d.ecn) || is_dctcp,
-        lost_retransmit_detection: t.lost_retransmit_detection.unwrap_or(d.lost_retransmit_detection),
+        flavor,
     })
 }
 

@@ -186,9 +186,17 @@ fn overrides_apply_and_report_as_set() {
     assert_eq!(sc.switch.queue.marking, Marking::None);
     let sc = parse_with(FULL, &[("flows.1.load", "0.5"), ("duration", "1s")]).unwrap();
     assert_eq!(sc.duration, SEC);
-    assert!(sc.tcp.lost_retransmit_detection);
+    assert_eq!(sc.tcp.flavor, TcpFlavor::Linux);
     let sc = parse_with(FULL, &[("tcp.lost_retransmit_detection", "false")]).unwrap();
-    assert!(!sc.tcp.lost_retransmit_detection);
+    assert_eq!(sc.tcp.flavor, TcpFlavor::Ns3);
+    let sc = parse_with(FULL, &[("tcp.flavor", "\"ns3\"")]).unwrap();
+    assert_eq!(sc.tcp.flavor, TcpFlavor::Ns3);
+    let e = parse_with(
+        FULL,
+        &[("tcp.flavor", "\"linux\""), ("tcp.lost_retransmit_detection", "false")],
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("contradicts"), "{e}");
     let e = parse_with(FULL, &[("tcp.min_rto", "fast")]).unwrap_err().to_string();
     assert!(e.starts_with("--set: tcp.min_rto: expected a duration"), "{e}");
     let e = parse_with(FULL, &[("flows[5].load", "1")]).unwrap_err().to_string();
@@ -421,13 +429,13 @@ load = "90%"
 "#;
     // About 67 million flows: refused before the first is drawn.
     let e = refused(poisson, 8 * GIB, "flows[0]");
-    assert!(e.message.contains("65790082 flows 258 GiB"), "{e}");
+    assert!(e.message.contains("65790082 flows 262 GiB"), "{e}");
     let e = refused(
         &poisson.replace("load = \"90%\"", "load = \"90%\"\ncount = 100000000"),
         8 * GIB,
         "flows[0]",
     );
-    assert!(e.message.contains("100000000 flows 393 GiB"), "{e}");
+    assert!(e.message.contains("100000000 flows 399 GiB"), "{e}");
     // A list of host ranges that repeats hosts is bounded too, before it is made: 100,000 x
     // 999 entries of 4 bytes.
     let many = format!("[{}]", vec!["\"h1..h999\""; 100_000].join(", "));

@@ -5,7 +5,7 @@
 //! Windows are in bytes. A new algorithm (CUBIC, say) implements [`CongestionControl`] and is
 //! chosen in [`new_congestion_control`].
 
-use crate::config::{CcAlgo, TcpConfig};
+use crate::config::{CcAlgo, TcpConfig, TcpFlavor};
 use crate::time::Time;
 use std::fmt;
 
@@ -59,8 +59,19 @@ pub trait CongestionControl: fmt::Debug + Send {
 /// window of `init_cwnd` bytes.
 pub fn new_congestion_control(cfg: &TcpConfig, mss: u64, init_cwnd: u64) -> Box<dyn CongestionControl> {
     match cfg.cc {
-        CcAlgo::NewReno => Box::new(NewReno::new(mss, init_cwnd)),
-        CcAlgo::Dctcp { g } => Box::new(Dctcp::new(mss, init_cwnd, g)),
+        CcAlgo::NewReno => {
+            let mut r = NewReno::new(mss, init_cwnd);
+            r.keep_ca_count = cfg.flavor == TcpFlavor::Ns3;
+            Box::new(r)
+        }
+        CcAlgo::Dctcp { g } => {
+            let mut d = Dctcp::new(mss, init_cwnd, g);
+            if cfg.flavor == TcpFlavor::Ns3 {
+                d.min_cut_segments = 0;
+                d.reno.keep_ca_count = true;
+            }
+            Box::new(d)
+        }
     }
 }
 
@@ -72,6 +83,9 @@ pub struct NewReno {
     ssthresh: u64,
     /// Bytes acked since cwnd last grew in congestion avoidance.
     ca_acked: u64,
+    /// Keep `ca_acked` across window reductions, as ns-3 3.37's TcpLinuxReno (its
+    /// `m_cWndCnt` is never reset); Linux clears it (`tcp_init_cwnd_reduction`).
+    keep_ca_count: bool,
 }
 
 impl NewReno {
@@ -83,21 +97,45 @@ impl NewReno {
             cwnd: init_cwnd.max(mss),
             ssthresh: u64::MAX,
             ca_acked: 0,
+            keep_ca_count: false,
         }
     }
 
     fn grow(&mut self, acked: u64) {
+        let mut acked = acked;
         if self.cwnd < self.ssthresh {
-            // RFC 5681 §3.1 with RFC 3465 appropriate byte counting, L = 2*SMSS.
-            self.cwnd = self.cwnd.saturating_add(acked.min(2 * self.mss));
-        } else {
+            // RFC 5681 §3.1 with RFC 3465 appropriate byte counting, L = 2*SMSS, up to ssthresh;
+            // what is left over counts for congestion avoidance (Linux's `tcp_slow_start`, ns-3's
+            // TcpLinuxReno::SlowStart).
+            let inc = acked.min(2 * self.mss);
+            let grown = self.cwnd.saturating_add(inc).min(self.ssthresh);
+            acked = inc - (grown - self.cwnd);
+            self.cwnd = grown;
+        }
+        if acked > 0 && self.cwnd >= self.ssthresh {
             // Congestion avoidance by byte counting (RFC 5681 §3.1, RFC 3465 §2.1): one SMSS
-            // per cwnd of acknowledged bytes.
-            self.ca_acked = self.ca_acked.saturating_add(acked);
-            if self.ca_acked >= self.cwnd {
-                self.ca_acked -= self.cwnd;
+            // per window of acknowledged bytes, the window counted in whole segments, in the
+            // steps of Linux's `tcp_cong_avoid_ai` (integer cwnd) and ns-3's TcpLinuxReno
+            // (w = cwnd / SMSS, rounded down): a count left over from a larger window grows
+            // the smaller one at once.
+            let w = (self.cwnd / self.mss).max(1) * self.mss;
+            if self.ca_acked >= w {
+                self.ca_acked = 0;
                 self.cwnd = self.cwnd.saturating_add(self.mss);
             }
+            self.ca_acked = self.ca_acked.saturating_add(acked);
+            if self.ca_acked >= w {
+                let d = self.ca_acked / w;
+                self.ca_acked -= d * w;
+                self.cwnd = self.cwnd.saturating_add(d * self.mss);
+            }
+        }
+    }
+
+    /// A window reduction: Linux restarts the congestion-avoidance count, ns-3 does not.
+    fn reset_ca_count(&mut self) {
+        if !self.keep_ca_count {
+            self.ca_acked = 0;
         }
     }
 
@@ -132,13 +170,13 @@ impl CongestionControl for NewReno {
         // RFC 5681 eq. (4) halves FlightSize instead, which after a long SACK recovery counts
         // megabytes of SACKed data and lets a flow leave a timeout with a huge ssthresh.
         self.ssthresh = self.half(self.cwnd);
-        self.ca_acked = 0;
+        self.reset_ca_count();
     }
     fn on_ecn_echo(&mut self, _now: Time, _flight: u64) {
         // RFC 3168 §6.1.2: halve cwnd, ssthresh to the new cwnd.
         self.ssthresh = self.half(self.cwnd);
         self.cwnd = self.ssthresh;
-        self.ca_acked = 0;
+        self.reset_ca_count();
     }
     fn on_rto(&mut self, _now: Time, _flight: u64, first: bool) {
         if first {
@@ -146,7 +184,7 @@ impl CongestionControl for NewReno {
             self.ssthresh = self.half(self.cwnd);
         }
         self.cwnd = self.mss;
-        self.ca_acked = 0;
+        self.reset_ca_count();
     }
 }
 
@@ -162,6 +200,10 @@ pub struct Dctcp {
     window_end: u64,
     acked_bytes: u64,
     ecn_bytes: u64,
+    /// The least a cut leaves, in segments: 2 as Linux's `dctcp_ssthresh`; 0 as ns-3 3.37's
+    /// `TcpDctcp::GetSsThresh`, which has no floor, so many flows can cut each other below
+    /// one segment and then wait for a timeout.
+    min_cut_segments: u64,
 }
 
 impl Dctcp {
@@ -176,15 +218,16 @@ impl Dctcp {
             window_end: 0,
             acked_bytes: 0,
             ecn_bytes: 0,
+            min_cut_segments: 2,
         }
     }
 }
 
 impl Dctcp {
-    /// cwnd x (1 - alpha/2), at least 2 segments as Linux's `dctcp_ssthresh`.
+    /// cwnd x (1 - alpha/2), at least `min_cut_segments` (Linux: 2).
     fn cut(&self) -> u64 {
         let cut = (self.reno.cwnd as f64 * (1.0 - self.alpha / 2.0)) as u64;
-        cut.max(2 * self.reno.mss)
+        cut.max(self.min_cut_segments * self.reno.mss)
     }
 }
 
@@ -228,20 +271,20 @@ impl CongestionControl for Dctcp {
         // Linux (`dctcp_ssthresh`) and ns-3 (TcpDctcp::GetSsThresh) cut by alpha/2 on loss
         // too, although RFC 8257 §3.5 would halve.
         self.reno.ssthresh = self.cut();
-        self.reno.ca_acked = 0;
+        self.reno.reset_ca_count();
     }
     fn on_ecn_echo(&mut self, _now: Time, _flight: u64) {
         // RFC 8257 §3.3 step 9.
         self.reno.ssthresh = self.cut();
         self.reno.cwnd = self.reno.ssthresh;
-        self.reno.ca_acked = 0;
+        self.reno.reset_ca_count();
     }
     fn on_rto(&mut self, _now: Time, _flight: u64, first: bool) {
         if first {
             self.reno.ssthresh = self.cut();
         }
         self.reno.cwnd = self.reno.mss;
-        self.reno.ca_acked = 0;
+        self.reno.reset_ca_count();
     }
     fn alpha(&self) -> Option<f64> {
         Some(self.alpha)
@@ -287,6 +330,55 @@ mod tests {
         assert_eq!(cc.cwnd(), 10_000);
         cc.on_ack(0, &ack(1000));
         assert_eq!(cc.cwnd(), 11_000);
+    }
+
+    #[test]
+    fn slow_start_stops_at_ssthresh_and_the_rest_counts_for_avoidance() {
+        // As Linux's tcp_slow_start and ns-3's TcpLinuxReno::SlowStart.
+        let mut cc = NewReno::new(1000, 9_500);
+        cc.set_ssthresh(10_000);
+        cc.on_ack(0, &ack(2000));
+        assert_eq!(cc.cwnd(), 10_000, "capped at ssthresh");
+        // 1,500 bytes left over counted towards the next segment: 8 more full segments (of a
+        // 10-segment window) grow it.
+        for _ in 0..8 {
+            cc.on_ack(0, &ack(1000));
+        }
+        assert_eq!(cc.cwnd(), 10_000);
+        cc.on_ack(0, &ack(1000));
+        assert_eq!(cc.cwnd(), 11_000);
+    }
+
+    #[test]
+    fn avoidance_counts_the_window_in_whole_segments() {
+        // cwnd 10.5 segments: one segment of growth per 10 segments acked (Linux's integer
+        // cwnd, ns-3's w = cwnd / SMSS).
+        let mut cc = NewReno::new(1000, 10_500);
+        cc.set_ssthresh(10_000);
+        for _ in 0..10 {
+            cc.on_ack(0, &ack(1000));
+        }
+        assert_eq!(cc.cwnd(), 11_500);
+    }
+
+    #[test]
+    fn dctcp_cut_has_linux_floor_or_none_as_ns3() {
+        let linux = TcpConfig {
+            cc: CcAlgo::Dctcp { g: 1.0 / 16.0 },
+            ..TcpConfig::default()
+        };
+        let ns3 = TcpConfig {
+            flavor: TcpFlavor::Ns3,
+            ..linux
+        };
+        // alpha starts at 1: each ECE halves the window.
+        for (cfg, floor) in [(linux, 2_000), (ns3, 0)] {
+            let mut cc = new_congestion_control(&cfg, 1000, 3_000);
+            for _ in 0..3 {
+                cc.on_ecn_echo(0, 0);
+            }
+            assert_eq!(cc.cwnd(), (3_000 / 8).max(floor), "{:?}", cfg.flavor);
+        }
     }
 
     #[test]

@@ -4,7 +4,7 @@ use super::cc::{new_congestion_control, AckInfo, CongestionControl};
 use super::intervals::IntervalSet;
 use super::seq::{initial_seq, to_wire, unwrap_seq};
 use super::{FailReason, FlowIds, SynOptions, TcpEvent, TcpOutput, TcpStats};
-use crate::config::{CcAlgo, DelayedAck, TcpConfig};
+use crate::config::{CcAlgo, DelayedAck, TcpConfig, TcpFlavor};
 use crate::packet::{Packet, Proto, L2_L3_HEADER, MAX_SACK, TCP_HEADER};
 use crate::time::{Time, SEC, US};
 use std::collections::VecDeque;
@@ -48,7 +48,8 @@ enum Recovery {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum SegKind {
-    /// NextSeg rule 1 (a lost hole) or 3 (an unSACKed hole below the highest SACK).
+    /// NextSeg rule 1 (a lost hole) or 3 (an unSACKed hole not yet retransmitted), or the
+    /// head resent by ns-3's partial-ACK retransmission.
     Hole { skipped_to: u64 },
     /// Rule 2: new data.
     New,
@@ -101,6 +102,10 @@ pub struct TcpEndpoint {
     high_rxt: u64,
     /// SACKed bytes in [snd_una, high_rxt).
     sacked_below_rxt: u64,
+    /// [`TcpFlavor::Ns3`] only: retransmitted ranges SACKed since, above SND.UNA. ns-3 3.37
+    /// keeps a retransmitted segment's `m_retrans` flag when it is SACKed, so its
+    /// `BytesInFlight` goes on counting it until the cumulative ACK passes it.
+    rxt_sacked: IntervalSet,
     rescue_rxt: Option<u64>,
     /// Every unSACKed byte below this is lost (RFC 6675 IsLost).
     lost_boundary: u64,
@@ -117,6 +122,9 @@ pub struct TcpEndpoint {
     // ---- ECN, sender ----
     /// No ECE reaction until SND.UNA passes this (once per window).
     ecn_high: u64,
+    /// An ECE reduction's window (RFC 3168 CWR) is still being acknowledged: cwnd does not
+    /// grow until SND.UNA passes `ecn_high` (Linux's and ns-3's CWR state).
+    in_cwr: bool,
     cwr_pending: bool,
 
     // ---- RTT / RTO ----
@@ -202,6 +210,7 @@ impl TcpEndpoint {
             scoreboard: IntervalSet::new(),
             high_rxt: 0,
             sacked_below_rxt: 0,
+            rxt_sacked: IntervalSet::new(),
             rescue_rxt: None,
             lost_boundary: 0,
             sacked_above_lb: 0,
@@ -209,6 +218,7 @@ impl TcpEndpoint {
             rxt_sent: VecDeque::new(),
             rxt_lost: VecDeque::new(),
             ecn_high: 0,
+            in_cwr: false,
             cwr_pending: false,
             srtt: None,
             rttvar: 0,
@@ -571,7 +581,10 @@ impl TcpEndpoint {
         self.rcv_adv = self.rcv_nxt + u64::from(self.rcv_window());
         self.rtt_on_ack(now, pkt, 1);
         self.establish(now, out);
-        self.ack_now = true;
+        // The handshake's ACK goes out on its own ahead of any data, as Linux
+        // (`tcp_rcv_synsent_state_process` -> `tcp_send_ack`) and ns-3 (`ProcessSynSent`) do;
+        // piggybacking it on the first data segment shifts every later departure.
+        self.send_ack(now, out);
         self.try_send(now, out);
         self.flush_ack(now, out);
         self.check_closed(now, out);
@@ -778,21 +791,27 @@ impl TcpEndpoint {
                         restart_timer = !self.first_partial_seen;
                         self.first_partial_seen = true;
                     }
-                    if self.cfg.lost_retransmit_detection {
+                    if self.cfg.flavor == TcpFlavor::Linux {
                         self.detect_lost_rxt();
                     }
                     self.compute_pipe();
+                    if acked > 0 && self.cfg.flavor == TcpFlavor::Ns3 && self.high_rxt <= self.snd_una {
+                        self.partial_ack_retransmit(now, out);
+                    }
                 }
             }
         }
         if restart_timer {
-            self.rto_at = if self.snd_una >= self.snd_max {
+            self.rto_at = if self.snd_una >= self.snd_max && !self.ns3_idle_rto() {
                 None
             } else {
                 Some(now.saturating_add(self.rto()))
             };
         }
         // ECN (RFC 3168 §6.1.2, RFC 8257 §3.3): react once per window, not during recovery.
+        if ack > self.ecn_high {
+            self.in_cwr = false;
+        }
         let reduce = ece && self.recovery == Recovery::None && !was_recovery && ack > self.ecn_high;
         let info = AckInfo {
             acked,
@@ -803,6 +822,7 @@ impl TcpEndpoint {
             in_recovery: was_recovery
                 || self.recovery != Recovery::None
                 || reduce
+                || self.in_cwr
                 || (self.sack_ok && newly_sacked > 0),
             snd_una: self.snd_una,
             snd_max: self.snd_max,
@@ -812,6 +832,7 @@ impl TcpEndpoint {
             let flight = self.snd_max - self.snd_una;
             self.cc.on_ecn_echo(now, flight);
             self.ecn_high = self.snd_max;
+            self.in_cwr = true;
             self.cwr_pending = true;
             self.stats.ecn_reductions += 1;
         }
@@ -851,6 +872,7 @@ impl TcpEndpoint {
             self.cc.set_cwnd(ssthresh);
             self.high_rxt = self.snd_una;
             self.sacked_below_rxt = 0;
+            self.rxt_sacked = IntervalSet::new();
             self.rescue_rxt = None;
             self.compute_pipe();
             let cap = self
@@ -880,8 +902,16 @@ impl TcpEndpoint {
         }
     }
 
+    /// [`TcpFlavor::Ns3`]: ns-3 3.37 keeps the retransmission timer running while the send
+    /// buffer holds data, even with nothing outstanding (`NewAck` cancels it only when the
+    /// buffer is empty). That matters when cwnd is below one segment (DCTCP without a floor):
+    /// nothing may be sent, and the timeout is what restarts the flow with one segment.
+    fn ns3_idle_rto(&self) -> bool {
+        self.cfg.flavor == TcpFlavor::Ns3 && self.snd_nxt < self.data_end()
+    }
+
     fn on_data_timeout(&mut self, now: Time, out: &mut TcpOutput) {
-        if self.snd_una >= self.snd_max {
+        if self.snd_una >= self.snd_max && !self.ns3_idle_rto() {
             return;
         }
         if self.consecutive_timeouts >= self.cfg.data_retries {
@@ -903,6 +933,8 @@ impl TcpEndpoint {
         self.recover = self.snd_max;
         self.high_rxt = self.snd_una;
         self.sacked_below_rxt = 0;
+        // ns-3 clears every `m_retrans` flag at a timeout (`SetSentListLost`).
+        self.rxt_sacked = IntervalSet::new();
         if self.sack_ok {
             self.update_lost_boundary();
         } else {
@@ -946,9 +978,15 @@ impl TcpEndpoint {
     fn sack_insert(&mut self, l: u64, r: u64) -> u64 {
         let h = self.high_rxt;
         let mut below = 0;
+        let ns3 = self.cfg.flavor == TcpFlavor::Ns3;
+        let rxt_sacked = &mut self.rxt_sacked;
         let n = self.scoreboard.insert(l, r, |a, b| {
             if a < h {
                 below += b.min(h) - a;
+                // Everything unSACKed below HighRxt was retransmitted.
+                if ns3 {
+                    rxt_sacked.insert(a, b.min(h), |_, _| {});
+                }
             }
         });
         self.sacked_below_rxt += below;
@@ -964,6 +1002,7 @@ impl TcpEndpoint {
             }
         });
         self.sacked_below_rxt = self.sacked_below_rxt.saturating_sub(below);
+        self.rxt_sacked.remove_below(una, |_, _| {});
         if self.high_rxt < una {
             self.high_rxt = una;
             self.sacked_below_rxt = 0;
@@ -1070,7 +1109,9 @@ impl TcpEndpoint {
 
     /// RFC 6675 SetPipe in O(1) from the counters: unSACKed bytes not lost, plus retransmitted
     /// bytes (retransmissions go in sequence order, so they are the unSACKed bytes below
-    /// HighRxt).
+    /// HighRxt). [`TcpFlavor::Ns3`] adds retransmitted bytes SACKed since, as ns-3 3.37's
+    /// `TcpTxBuffer::BytesInFlight` does: after a lost retransmission, those hold the window
+    /// shut until the timeout.
     fn compute_pipe(&mut self) {
         let h = self.high_rxt.max(self.snd_una);
         let sacked = self.scoreboard.bytes();
@@ -1085,10 +1126,36 @@ impl TcpEndpoint {
             let rxt_not_lost = (h - lb).saturating_sub(sa_lb.saturating_sub(sa_h));
             unsacked + rxt_not_lost
         };
+        if self.cfg.flavor == TcpFlavor::Ns3 {
+            self.pipe += self.rxt_sacked.bytes();
+        }
     }
 
-    /// RFC 6675 NextSeg.
-    fn next_seg(&self) -> Option<(u64, u64, SegKind)> {
+    /// ns-3 3.37's answer to a partial ACK during SACK recovery when the segment at the new
+    /// SND.UNA has not been retransmitted (`TcpSocketBase::ProcessAck` -> `DoRetransmit`): one
+    /// segment goes out whatever cwnd and pipe allow, the first lost hole (NextSeg rule 1),
+    /// else new data (rule 2), else the head.
+    fn partial_ack_retransmit(&mut self, now: Time, out: &mut TcpOutput) {
+        let seg = self.next_seg(false).or_else(|| {
+            let s = self.snd_una;
+            let cap = self
+                .scoreboard
+                .next_from(s)
+                .map_or(self.snd_max, |(a, _)| a)
+                .min(self.snd_max);
+            let e = self.seg_end(s, cap);
+            (e > s).then_some((s, e, SegKind::Hole { skipped_to: s }))
+        });
+        if let Some((s, e, kind)) = seg {
+            self.emit_seg(now, s, e, kind, out);
+        }
+    }
+
+    /// RFC 6675 NextSeg; `rules_3_4` false leaves out rules 3 and 4 (ns-3's `DoRetransmit`
+    /// asks for rules 1 and 2 only). Rule 3 differs by [`TcpFlavor`]: RFC 6675 (Linux)
+    /// resends only holes below the highest SACKed byte, ns-3 3.37 any unSACKed segment not
+    /// yet retransmitted; rule 4 (the rescue retransmission) is Linux's only.
+    fn next_seg(&self, rules_3_4: bool) -> Option<(u64, u64, SegKind)> {
         let h = self.high_rxt.max(self.snd_una);
         let mut p = h;
         if let Some((_, b)) = self.scoreboard.containing(p) {
@@ -1117,19 +1184,25 @@ impl TcpEndpoint {
                 return Some((s, e, SegKind::New));
             }
         }
-        // Rule 3: an unSACKed hole below the highest SACKed byte.
-        if let Some((_, top)) = self.scoreboard.last() {
-            if p < top && p < self.snd_max {
-                let e = self.seg_end(p, cap);
-                if e > p {
-                    return Some((p, e, SegKind::Hole { skipped_to: p }));
-                }
+        if !rules_3_4 {
+            return None;
+        }
+        // Rule 3: an unSACKed hole not yet retransmitted, below the highest SACKed byte (RFC
+        // 6675 condition 1.b) or, as ns-3 3.37, anywhere below SND.MAX.
+        let top = match self.cfg.flavor {
+            TcpFlavor::Linux => self.scoreboard.last().map_or(0, |(_, b)| b),
+            TcpFlavor::Ns3 => self.snd_max,
+        };
+        if p < top && p < self.snd_max {
+            let e = self.seg_end(p, cap);
+            if e > p {
+                return Some((p, e, SegKind::Hole { skipped_to: p }));
             }
         }
         // Rule 4: one rescue retransmission of the highest unSACKed data per recovery. Like
         // the detection of lost retransmissions, it repairs a tail loss before the RTO; ns-3
-        // 3.37 has neither, so both go with `lost_retransmit_detection`.
-        if self.cfg.lost_retransmit_detection && self.rescue_rxt.is_none_or(|r| self.snd_una > r) {
+        // 3.37 has neither.
+        if self.cfg.flavor == TcpFlavor::Linux && self.rescue_rxt.is_none_or(|r| self.snd_una > r) {
             let hi = match self.scoreboard.last() {
                 Some((a, b)) if b >= self.snd_max => a,
                 _ => self.snd_max,
@@ -1273,20 +1346,26 @@ impl TcpEndpoint {
                 self.pipe += e - s;
                 continue;
             }
-            let Some((s, e, kind)) = self.next_seg() else { break };
-            self.emit_range(now, s, e, out);
-            match kind {
-                SegKind::Hole { skipped_to } => {
-                    let h = self.high_rxt.max(self.snd_una);
-                    self.sacked_below_rxt += skipped_to.saturating_sub(h);
-                    self.high_rxt = e;
-                    self.rxt_sent.push_back((s, e, self.snd_max));
-                }
-                SegKind::New => self.snd_nxt = e,
-                SegKind::Rescue => self.rescue_rxt = Some(self.recover),
-            }
-            self.pipe += e - s;
+            let Some((s, e, kind)) = self.next_seg(true) else { break };
+            self.emit_seg(now, s, e, kind, out);
         }
+    }
+
+    /// Sends one segment NextSeg chose during SACK recovery and keeps HighRxt, pipe and the
+    /// retransmission records in step.
+    fn emit_seg(&mut self, now: Time, s: u64, e: u64, kind: SegKind, out: &mut TcpOutput) {
+        self.emit_range(now, s, e, out);
+        match kind {
+            SegKind::Hole { skipped_to } => {
+                let h = self.high_rxt.max(self.snd_una);
+                self.sacked_below_rxt += skipped_to.saturating_sub(h);
+                self.high_rxt = e;
+                self.rxt_sent.push_back((s, e, self.snd_max));
+            }
+            SegKind::New => self.snd_nxt = e,
+            SegKind::Rescue => self.rescue_rxt = Some(self.recover),
+        }
+        self.pipe += e - s;
     }
 
     /// Transmits sequence range [s, e) (data, and the FIN if `e` passes the data end).
@@ -1311,8 +1390,9 @@ impl TcpEndpoint {
         }
         let payload32 = payload.min(u64::from(u32::MAX)) as u32;
         let mut p = self.build(now, s, flags, payload32);
-        if self.ecn_ok && payload > 0 && (!retx || self.dctcp) {
-            // RFC 3168 §6.1.5: no ECT on retransmissions (DCTCP keeps it, as Linux).
+        if self.ecn_ok && payload > 0 && (!retx || self.dctcp || self.cfg.flavor == TcpFlavor::Ns3) {
+            // RFC 3168 §6.1.5: no ECT on retransmissions (DCTCP keeps it, as Linux; ns-3 3.37
+            // marks every segment with payload).
             p.ecn = Ecn::Ect0;
         }
         if payload > 0 {

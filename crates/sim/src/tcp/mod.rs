@@ -44,8 +44,18 @@
 //!   more than (DupThresh - 1) * SMSS bytes first sent after it are SACKed (Linux's
 //!   `tcp_mark_lost_retrans`; RFC 6675 and ns-3 leave that to the RTO). A lost retransmission
 //!   with nothing SACKed after it, or without SACK, is still repaired by the RTO. With
-//!   `lost_retransmit_detection` off (ns-3 3.37's behaviour, used by every ns-3 comparison)
-//!   neither this nor RFC 6675's rescue retransmission (NextSeg rule 4) is done;
+//!   [`TcpFlavor::Ns3`](crate::config::TcpFlavor) (ns-3 3.37's behaviour, used by every
+//!   ns-3 comparison) neither this nor RFC 6675's rescue retransmission (NextSeg rule 4) is
+//!   done; instead, as ns-3, NextSeg rule 3 may resend unSACKed data above the highest SACK,
+//!   a partial ACK sends one segment beyond cwnd when the next one was not retransmitted,
+//!   SACKed retransmissions stay in the pipe until cumulatively acknowledged, with ECN
+//!   retransmissions are ECN-capable too, and DCTCP may cut below one segment (see
+//!   [`TcpFlavor`](crate::config::TcpFlavor) for the list);
+//! * the ACK that completes the handshake is a segment of its own, sent before any data (as
+//!   Linux and ns-3);
+//! * slow start stops at ssthresh, the rest of the acknowledged bytes counting for congestion
+//!   avoidance, which adds one segment per window counted in whole segments, and cwnd does
+//!   not grow while an ECN reduction's window is acknowledged (Linux's and ns-3's CWR state);
 //! * ssthresh is half the congestion window on a loss or timeout (as Linux and ns-3's
 //!   TcpLinuxReno; DCTCP: cwnd x (1 - alpha/2), as Linux and ns-3), not half the flight;
 //!   an ACK that carries new SACK information does not grow cwnd; the first data segment

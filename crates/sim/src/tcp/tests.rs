@@ -4,7 +4,7 @@
 //! loop keyed by (time, insertion order).
 
 use super::*;
-use crate::config::{CcAlgo, DelayedAck, TcpConfig};
+use crate::config::{CcAlgo, DelayedAck, TcpConfig, TcpFlavor};
 use crate::packet::{FlowId, NodeId, Packet, Proto, L2_L3_HEADER, TCP_HEADER};
 use crate::time::{tx_time, Time, MS, SEC, US};
 use std::cmp::Ordering;
@@ -444,6 +444,21 @@ fn handshake_and_transfer_complete() {
 }
 
 #[test]
+fn handshake_ack_goes_out_alone_before_the_data() {
+    // As Linux and ns-3: the ACK of the SYN-ACK is a segment of its own, and the first data
+    // segment follows it at once.
+    let net = run(Scenario::new(3 * MSS), no_drops());
+    let client: Vec<&Sent> = net.sent.iter().filter(|s| s.node == 0).collect();
+    assert_eq!(client[0].pkt.flags, Flags::SYN);
+    assert_eq!((client[1].pkt.flags, client[1].pkt.payload), (Flags::ACK, 0));
+    assert_eq!(client[1].pkt.size, L2_L3_HEADER + TCP_HEADER + 12);
+    assert!(client[2].pkt.payload > 0);
+    assert_eq!(client[2].at, client[1].at);
+    assert_eq!(client[2].pkt.ack, client[1].pkt.ack);
+    net.assert_complete();
+}
+
+#[test]
 fn packet_fields_and_sizes() {
     let net = run(Scenario::new(3 * MSS), no_drops());
     let syn = &net.sent[0].pkt;
@@ -695,12 +710,60 @@ fn lost_fast_retransmission_is_sent_again_without_a_timeout() {
 }
 
 #[test]
+fn ns3_rule_3_resends_the_tail_above_the_highest_sack() {
+    // The last segment and the one four before it are lost. The SACKs between them start a
+    // recovery, but nothing SACKed above shows the last one lost. ns-3's NextSeg rule 3 (no
+    // "below the highest SACK" condition) resends it at once, as Linux's rescue retransmission
+    // does; RFC 6675's rule 3 alone would leave it to the RTO.
+    let n = 60;
+    for flavor in [TcpFlavor::Linux, TcpFlavor::Ns3] {
+        let sc = Scenario::new(n * MSS).both(|c| c.flavor = flavor);
+        let net = run(sc, drop_data_at(&[(n - 5) * MSS, (n - 1) * MSS]));
+        net.assert_complete();
+        let c = net.client().stats();
+        assert_eq!((c.data_timeouts, c.fast_recoveries), (0, 1), "{flavor:?}");
+        if flavor == TcpFlavor::Ns3 {
+            assert_eq!(c.retransmits, 2);
+        }
+        assert!(c.send_complete_at.unwrap() < 20 * MS, "{flavor:?}");
+    }
+}
+
+#[test]
+fn ns3_partial_ack_sends_one_segment_beyond_cwnd() {
+    // ns-3 3.37 answers a partial ACK whose next segment has not been retransmitted with one
+    // retransmission whatever cwnd and pipe allow (ProcessAck -> DoRetransmit); RFC 6675, our
+    // Linux flavour, waits until pipe falls below cwnd.
+    for (flavor, resent) in [(TcpFlavor::Linux, vec![]), (TcpFlavor::Ns3, vec![1])] {
+        let (mut c, mut out) = sending_client(flavor, 20, 60 * MSS);
+        assert_eq!(out.packets.len(), 20);
+        // Segments 0-2 are lost, 3-5 arrive: two limited transmissions, then recovery with cwnd
+        // 10 segments, segment 0 resent, and 16 segments (6-21) still in flight.
+        for (t, top) in [(60, 4), (61, 5), (62, 6)] {
+            c.on_packet(t, &client_ack(seg(0), Some((seg(3), seg(top)))), &mut out);
+        }
+        assert_eq!(c.stats().fast_recoveries, 1);
+        assert_eq!(c.cwnd(), 10 * MSS);
+        out.clear();
+        // The retransmission of segment 0 arrives: a partial ACK, pipe 16 segments > cwnd.
+        c.on_packet(70, &client_ack(seg(1), Some((seg(3), seg(6)))), &mut out);
+        let sent: Vec<u64> = out
+            .packets
+            .iter()
+            .filter(|p| p.payload > 0)
+            .map(|p| u64::from(p.seq - 1001) / MSS)
+            .collect();
+        assert_eq!(sent, resent, "{flavor:?}");
+    }
+}
+
+#[test]
 fn lost_retransmission_at_the_tail_of_the_window_waits_for_the_rto() {
     // The retransmission of a segment near the tail is lost and nothing is sent after it: no
     // SACK can show the loss. Without lost-retransmission detection (ns-3 3.37's behaviour:
     // no rescue retransmission either) the RTO repairs it, exactly once.
     let n = 60;
-    let sc = Scenario::new(n * MSS).both(|c| c.lost_retransmit_detection = false);
+    let sc = Scenario::new(n * MSS).both(|c| c.flavor = TcpFlavor::Ns3);
     let net = run(sc, drop_data_times((n - 4) * MSS, 2));
     net.assert_complete();
     let c = net.client().stats();
@@ -722,28 +785,7 @@ fn sack_on_a_cumulative_ack_counts_as_a_duplicate_ack() {
     let (mut c, _s, mut out) = pair(TcpConfig::default());
     c.send(50, 40 * MSS, &mut out);
     assert_eq!(out.packets.len(), 10);
-    // An ACK from the server (ISS 5000) for client offset `una`, SACKing [a, b) if given.
-    let ack = |una: u64, sack: Option<(u64, u64)>| {
-        let mut p = Packet {
-            flow: FlowId(1),
-            src: NodeId(20),
-            dst: NodeId(10),
-            src_port: 80,
-            dst_port: 1000,
-            seq: 5001,
-            ack: 1000 + una as u32,
-            window: 1 << 20,
-            flags: Flags::ACK,
-            proto: Proto::Tcp,
-            ..Packet::default()
-        };
-        if let Some((a, b)) = sack {
-            p.sack[0] = (1000 + a as u32, 1000 + b as u32);
-            p.sack_len = 1;
-        }
-        p
-    };
-    let seg = |i: u64| 1 + i * MSS;
+    let ack = client_ack;
     // Segment 3 is lost. The ACK for segment 2 also SACKs segment 4: a cumulative ACK that is
     // a duplicate ACK too.
     c.on_packet(60, &ack(seg(2), None), &mut out);
@@ -901,6 +943,142 @@ fn classic_ecn_halves_once_per_window_and_sets_cwr() {
 }
 
 #[test]
+fn cwnd_does_not_grow_while_an_ecn_reduction_is_acknowledged() {
+    // Linux's and ns-3's CWR state: after an ECE reduction, cwnd stays put until the data
+    // outstanding at the reduction is acknowledged, then grows again.
+    let cfg = TcpConfig {
+        ecn: true,
+        ..TcpConfig::default()
+    };
+    let (mut c, _s, mut out) = pair(cfg);
+    c.send(50, 200 * MSS, &mut out);
+    let mut una = 0;
+    let mut t = 60;
+    // Two clean round trips of slow start, then an ECE.
+    for _ in 0..20 {
+        una += 1;
+        c.on_packet(t, &client_ack(seg(una), None), &mut out);
+        t += 1;
+    }
+    let mut ece = client_ack(seg(una + 1), None);
+    ece.flags |= Flags::ECE;
+    c.on_packet(t, &ece, &mut out);
+    una += 1;
+    let reduced = c.cwnd();
+    assert_eq!(c.stats().ecn_reductions, 1);
+    let high = out
+        .packets
+        .iter()
+        .map(|p| u64::from(p.seq - 1001) / MSS + 1)
+        .max()
+        .unwrap();
+    // Every ACK up to the data sent before the reduction leaves cwnd alone.
+    while una + 1 < high {
+        una += 1;
+        t += 1;
+        c.on_packet(t, &client_ack(seg(una), None), &mut out);
+        assert_eq!(c.cwnd(), reduced, "ack of segment {una}");
+    }
+    // Past it, congestion avoidance resumes.
+    for _ in 0..40 {
+        una += 1;
+        t += 1;
+        c.on_packet(t, &client_ack(seg(una), None), &mut out);
+    }
+    assert!(c.cwnd() > reduced);
+}
+
+#[test]
+fn ns3_counts_sacked_retransmissions_in_flight_until_acked() {
+    // ns-3 3.37 keeps a retransmitted segment in BytesInFlight after it is SACKed, until the
+    // cumulative ACK passes it. With the head's retransmission lost, those SACKs free no
+    // window in ns-3; RFC 6675's pipe (Linux flavour) lets new data out.
+    let mut sent_new = Vec::new();
+    for flavor in [TcpFlavor::Linux, TcpFlavor::Ns3] {
+        let (mut c, mut out) = sending_client(flavor, 20, 100 * MSS);
+        // Segments 0-9 lost, 10-19 arrive: recovery, the holes are retransmitted as pipe allows.
+        for (i, top) in (11..=20).enumerate() {
+            c.on_packet(60 + i as u64, &client_ack(seg(0), Some((seg(10), seg(top)))), &mut out);
+        }
+        assert_eq!(c.stats().fast_recoveries, 1);
+        out.clear();
+        // Segment 0's retransmission is lost; those of 1-9 arrive and are SACKed one by one.
+        let mut new = 0;
+        for k in 2..=10 {
+            let mut p = client_ack(seg(0), Some((seg(10), seg(20 + 2 * (k - 2)))));
+            p.sack[1] = (1000 + seg(1) as u32, 1000 + seg(k) as u32);
+            p.sack_len = 2;
+            c.on_packet(100 + k, &p, &mut out);
+            new += out
+                .packets
+                .iter()
+                .filter(|p| p.payload > 0 && u64::from(p.seq - 1001) / MSS >= 20)
+                .count();
+            out.clear();
+        }
+        sent_new.push(new);
+    }
+    assert!(sent_new[0] >= 9, "Linux: {sent_new:?}");
+    assert!(sent_new[1] < sent_new[0], "ns-3 holds the window: {sent_new:?}");
+}
+
+#[test]
+fn ns3_restarts_a_flow_whose_window_fell_below_one_segment_by_a_timeout() {
+    // ns-3's DCTCP cut has no floor: after enough ECEs cwnd is below one segment and nothing
+    // may be sent; ns-3's retransmission timer keeps running while the send buffer holds data,
+    // and its expiry restarts the flow with one segment.
+    let cfg = TcpConfig {
+        cc: CcAlgo::Dctcp { g: 1.0 / 16.0 },
+        flavor: TcpFlavor::Ns3,
+        init_cwnd: 2,
+        ..TcpConfig::default()
+    };
+    let (mut c, _s, mut out) = pair(cfg);
+    c.send(50, 100 * MSS, &mut out);
+    assert_eq!(out.packets.len(), 2);
+    out.clear();
+    // ECE on the first segment: cwnd halves to one segment (alpha starts at 1); the second
+    // segment's ACK lets one new segment out; ECE on that one halves again, below a segment.
+    let mut ece = client_ack(seg(1), None);
+    ece.flags |= Flags::ECE;
+    c.on_packet(60, &ece, &mut out);
+    assert_eq!(c.cwnd(), MSS);
+    c.on_packet(61, &client_ack(seg(2), None), &mut out);
+    assert_eq!(out.packets.iter().filter(|p| p.payload > 0).count(), 1);
+    out.clear();
+    let mut ece = client_ack(seg(3), None);
+    ece.flags |= Flags::ECE;
+    c.on_packet(70, &ece, &mut out);
+    assert!(c.cwnd() < MSS, "cwnd {}", c.cwnd());
+    assert!(
+        out.packets.iter().all(|p| p.payload == 0),
+        "nothing fits a sub-segment window"
+    );
+    let at = c.next_timer().expect("the timer runs with data waiting");
+    c.on_timer(at, &mut out);
+    assert_eq!(c.stats().data_timeouts, 1);
+    assert_eq!(out.packets.iter().filter(|p| p.payload > 0).count(), 1);
+}
+
+#[test]
+fn ns3_marks_retransmissions_ecn_capable() {
+    // RFC 3168 §6.1.5 (Linux flavour): no ECT on a retransmission; ns-3 3.37 marks every
+    // segment with payload.
+    for (flavor, ect) in [(TcpFlavor::Linux, false), (TcpFlavor::Ns3, true)] {
+        let sc = Scenario::new(200 * MSS).both(|c| {
+            c.ecn = true;
+            c.flavor = flavor;
+        });
+        let net = run(sc, drop_data_at(&[40 * MSS]));
+        net.assert_complete();
+        let mut seen = HashSet::new();
+        let rtx: Vec<&Sent> = net.data_sent(0).filter(|s| !seen.insert(s.pkt.seq)).collect();
+        assert!(!rtx.is_empty());
+        assert!(rtx.iter().all(|s| (s.pkt.ecn == Ecn::Ect0) == ect), "{flavor:?}");
+    }
+}
+
+#[test]
 fn same_inputs_give_identical_outputs() {
     let make = || {
         let mut sc = Scenario::new(600_000).both(|c| c.cc = CcAlgo::Dctcp { g: 1.0 / 16.0 });
@@ -1016,6 +1194,47 @@ fn ids() -> FlowIds {
         local_port: 1000,
         remote_port: 80,
     }
+}
+
+/// The client of a [`pair`] of the given flavour and initial window, `bytes` handed to it at
+/// time 50 (its first window is in the returned output).
+fn sending_client(flavor: TcpFlavor, init_cwnd: u32, bytes: u64) -> (TcpEndpoint, TcpOutput) {
+    let cfg = TcpConfig {
+        init_cwnd,
+        flavor,
+        ..TcpConfig::default()
+    };
+    let (mut c, _s, mut out) = pair(cfg);
+    c.send(50, bytes, &mut out);
+    (c, out)
+}
+
+/// An ACK from the server of [`pair`] (ISS 5000) for client offset `una`, SACKing [a, b) if
+/// given.
+fn client_ack(una: u64, sack: Option<(u64, u64)>) -> Packet {
+    let mut p = Packet {
+        flow: FlowId(1),
+        src: NodeId(20),
+        dst: NodeId(10),
+        src_port: 80,
+        dst_port: 1000,
+        seq: 5001,
+        ack: 1000 + una as u32,
+        window: 1 << 20,
+        flags: Flags::ACK,
+        proto: Proto::Tcp,
+        ..Packet::default()
+    };
+    if let Some((a, b)) = sack {
+        p.sack[0] = (1000 + a as u32, 1000 + b as u32);
+        p.sack_len = 1;
+    }
+    p
+}
+
+/// Offset of the first byte of the client's data segment `i` (full segments).
+fn seg(i: u64) -> u64 {
+    1 + i * MSS
 }
 
 /// A client and server with the handshake done by hand (no delays).
@@ -1201,20 +1420,9 @@ fn classic_ecn_receiver_sets_ece_until_cwr() {
 fn zero_window_is_probed_and_reopens() {
     let (mut c, mut s, mut out) = pair(TcpConfig::default());
     // The server advertises a zero window.
-    let mut zero = Packet {
-        flow: FlowId(1),
-        src: NodeId(20),
-        dst: NodeId(10),
-        src_port: 80,
-        dst_port: 1000,
-        seq: 5001,
-        ack: 1001,
-        window: 0,
-        flags: Flags::ACK,
-        proto: Proto::Tcp,
-        ts_val: 50,
-        ..Packet::default()
-    };
+    let mut zero = client_ack(1, None);
+    zero.window = 0;
+    zero.ts_val = 50;
     c.on_packet(50, &zero, &mut out);
     c.send(60, 10_000, &mut out);
     assert!(out.packets.is_empty());
