@@ -181,7 +181,7 @@ fn print_summary(file: &Path, records: &[FlowRecord], a: &OffloadAnalysis, dir: 
     let bytes: u64 = records.iter().map(|r| r.bytes).sum();
     let active: Vec<f64> = a.intervals.iter().map(|i| i.active_flows as f64).collect();
     let q = |v: &[f64], p: f64| analysis::quantile(v, p).unwrap_or(0.0);
-    println!(
+    outln!(
         "{}: {} flows, {}, {} intervals of {} s",
         file.display(),
         records.len(),
@@ -189,7 +189,7 @@ fn print_summary(file: &Path, records: &[FlowRecord], a: &OffloadAnalysis, dir: 
         a.intervals.len(),
         a.interval_ns as f64 / 1e9
     );
-    println!(
+    outln!(
         "active flows per interval: median {:.0}, p95 {:.0}, max {:.0}",
         q(&active, 0.5),
         q(&active, 0.95),
@@ -198,7 +198,7 @@ fn print_summary(file: &Path, records: &[FlowRecord], a: &OffloadAnalysis, dir: 
     for (j, k) in a.ks.iter().enumerate() {
         let t = tfor_values(a, j);
         let over = active.iter().filter(|&&n| n > *k as f64).count();
-        println!(
+        outln!(
             "k = {k}: active flows > k in {:.1}% of intervals; TFOR median {}, exceeded in 90% of intervals {}, min {}",
             100.0 * over as f64 / active.len().max(1) as f64,
             pct(analysis::quantile(&t, 0.5)),
@@ -206,7 +206,7 @@ fn print_summary(file: &Path, records: &[FlowRecord], a: &OffloadAnalysis, dir: 
             pct(analysis::quantile(&t, 0.0)),
         );
     }
-    println!(
+    outln!(
         "wrote intervals.csv, active-flows-ccdf.{{csv,png,svg}}, tfor-ccdf.{{csv,png,svg}} in {}",
         dir.display()
     );
@@ -238,17 +238,23 @@ pub fn coswitch(file: &Path, speedup: f64, servers: u32, out: Option<&Path>, qui
         ..ReplayOptions::default()
     };
     let runs = replay(&records, &opts).map_err(|e| CliError::input(file, e))?;
-    println!(
+    outln!(
         "{} flows from {}, speed-up {speedup}, {servers} server(s)",
         records.len(),
         file.display()
     );
-    println!(
+    outln!(
         "{:<14} {:>11} {:>10} {:>10} {:>9} {:>9} {:>9}",
-        "approach", "offered pps", "server cpu", "switch cpu", "tcam max", "threshold", "dropped"
+        "approach",
+        "offered pps",
+        "server cpu",
+        "switch cpu",
+        "tcam max",
+        "threshold",
+        "dropped"
     );
     for (a, o) in &runs {
-        println!(
+        outln!(
             "{:<14} {:>11.0} {:>9.1}% {:>9.1}% {:>9} {:>9} {:>9}",
             a.name(),
             o.offered_pps,
@@ -262,7 +268,7 @@ pub fn coswitch(file: &Path, speedup: f64, servers: u32, out: Option<&Path>, qui
     let (csv, periods) = replay_csv(&runs);
     write(&out_dir.path().join("replay.csv"), &csv)?;
     write(&out_dir.path().join("periods.csv"), &periods)?;
-    println!("results in {}", out_dir.path().display());
+    outln!("results in {}", out_dir.path().display());
     out_dir.keep();
     Ok(())
 }
@@ -279,7 +285,7 @@ pub fn cam(file: &Path, out: Option<&Path>) -> Result<(), CliError> {
             "no IPv4 destination repeats in the trace: nothing to size a CAM for",
         ));
     }
-    println!(
+    outln!(
         "{} packets, {} IPv4, {} destinations, {} repeats",
         a.packets,
         a.ipv4_packets,
@@ -289,7 +295,7 @@ pub fn cam(file: &Path, out: Option<&Path>) -> Result<(), CliError> {
     let mut summary = String::from("share_of_repeats,cam_entries\n");
     for q in [0.5, 0.9, 0.99, 0.999, 1.0] {
         let n = a.entries_for(q);
-        println!("{:>6.1}% of repeat packets: {n} CAM entries", q * 100.0);
+        outln!("{:>6.1}% of repeat packets: {n} CAM entries", q * 100.0);
         let _ = writeln!(summary, "{q},{n}");
     }
     write(&out_dir.path().join("cam.csv"), &a.csv())?;
@@ -305,7 +311,7 @@ pub fn cam(file: &Path, out: Option<&Path>) -> Result<(), CliError> {
     .series(Series::new("trace", a.cdf_points()).staircase(0.0))
     .save(&png)
     .map_err(|e| CliError::runtime(&png, e))?;
-    println!("results in {}", out_dir.path().display());
+    outln!("results in {}", out_dir.path().display());
     out_dir.keep();
     Ok(())
 }

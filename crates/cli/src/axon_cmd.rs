@@ -105,7 +105,7 @@ pub fn lab(cmd: LabCommand) -> Result<(), CliError> {
             let exe = std::env::current_exe().map_err(|e| CliError::Runtime(e.to_string()))?;
             let lab = lab::up(&spec, &state, &exe, Duration::from_secs(30)).map_err(|e| CliError::runtime(&file, e))?;
             for (i, ip) in lab.host_ips.iter().enumerate() {
-                println!("{}\t{ip}", spec.host_ns(i + 1));
+                outln!("{}\t{ip}", spec.host_ns(i + 1));
             }
             eprintln!(
                 "lab {} is up ({} Axons, {} hosts; state in {}); `ip netns exec {} ping {}` to try it",

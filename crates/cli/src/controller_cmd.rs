@@ -74,7 +74,7 @@ pub fn controller(a: ControllerArgs) -> Result<(), CliError> {
             .map_err(|e| CliError::Runtime(format!("cannot read the controller's counters at {metrics}: {e}")))?;
         let width = rows.iter().map(|(n, _)| n.len()).max().unwrap_or(0);
         for (name, v) in rows {
-            println!("{name:<width$}  {v}");
+            outln!("{name:<width$}  {v}");
         }
         return Ok(());
     }

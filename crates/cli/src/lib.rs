@@ -5,6 +5,25 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+/// `print!` for the commands: see [`stdout`] for what happens when the reader has gone.
+#[macro_export]
+macro_rules! out {
+    ($($t:tt)*) => {
+        $crate::stdout::write(format_args!($($t)*))
+    };
+}
+
+/// `println!` for the commands: see [`stdout`] for what happens when the reader has gone.
+#[macro_export]
+macro_rules! outln {
+    () => {
+        $crate::stdout::write(format_args!("\n"))
+    };
+    ($($t:tt)*) => {
+        $crate::stdout::write(format_args!("{}\n", format_args!($($t)*)))
+    };
+}
+
 pub mod analyze_cmd;
 pub mod axon_cmd;
 pub mod campaign;
@@ -15,6 +34,7 @@ pub mod paths;
 pub mod pcap_cmd;
 pub mod progress;
 pub mod sim_cmd;
+pub mod stdout;
 pub mod sweep_cmd;
 pub mod synth;
 pub mod units;

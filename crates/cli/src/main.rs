@@ -360,7 +360,11 @@ fn run(cli: Cli) -> Result<(), CliError> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match run(cli) {
+    let r = run(cli);
+    tandem_cli::stdout::finish();
+    match r {
+        // A closed pipe is not a failure (see `tandem_cli::stdout`); a full disk is.
+        Ok(()) if tandem_cli::stdout::failed() => ExitCode::from(1),
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("tandem: {e}");

@@ -110,16 +110,16 @@ pub fn check(
     let sc = load_with(scenario, seed, sets, &limits)?;
     let t = &sc.topology;
     let bytes: u64 = sc.flows.iter().fold(0u64, |a, f| a.saturating_add(f.bytes));
-    println!("{}: ok", scenario.display());
-    println!("scenario   {} (seed {}): {}", sc.name, sc.seed, sc.description);
-    println!("duration   {}", fmt_time(sc.duration));
-    println!(
+    outln!("{}: ok", scenario.display());
+    outln!("scenario   {} (seed {}): {}", sc.name, sc.seed, sc.description);
+    outln!("duration   {}", fmt_time(sc.duration));
+    outln!(
         "topology   {} hosts, {} switches, {} links",
         t.hosts().len(),
         t.switches().len(),
         t.links().len()
     );
-    println!(
+    outln!(
         "flows      {} ({} offered), first at {}, last at {}",
         sc.flows.len(),
         fmt_size(bytes),
@@ -127,9 +127,9 @@ pub fn check(
         fmt_time(sc.flows.last().map_or(0, |f| f.start))
     );
     if let Some(l) = t.hosts().first().and_then(|&h| t.host_link(h)) {
-        println!("host link  {} / {}", fmt_rate(l.cfg.rate_bps), fmt_time(l.cfg.delay));
+        outln!("host link  {} / {}", fmt_rate(l.cfg.rate_bps), fmt_time(l.cfg.delay));
     }
-    println!(
+    outln!(
         "memory     {}; limit {} (--max-memory)",
         sc.memory_estimate(),
         sim_limits::fmt_bytes(limits.max_memory_bytes)
@@ -148,7 +148,7 @@ pub fn export_ns3(
     let sc = load_with(scenario, seed, sets, &limits(max_memory))?;
     let spec = tandem_sim::ns3_spec::export(&sc).map_err(|e| CliError::input(scenario, e))?;
     match out {
-        None => print!("{spec}"),
+        None => out!("{spec}"),
         Some(p) => {
             // Written beside the target and renamed: never a half-written spec.
             let tmp = p.with_extension("spec.tmp");
@@ -195,22 +195,22 @@ pub fn run(
     bar.finish_and_clear();
     let wall = start.elapsed().as_secs_f64();
     print_summary(&sc, &outcome.summary, outcome.events, as_secs(outcome.simulated), wall);
-    println!("outputs    {}", out_dir.display());
+    outln!("outputs    {}", out_dir.display());
     Ok(())
 }
 
 fn print_summary(sc: &Scenario, s: &Value, events: u64, simulated: f64, wall: f64) {
     let f = |v: &Value| v.as_f64().unwrap_or(0.0);
     let u = |v: &Value| v.as_u64().unwrap_or(0);
-    println!("scenario   {} (seed {})", sc.name, sc.seed);
-    println!(
+    outln!("scenario   {} (seed {})", sc.name, sc.seed);
+    outln!(
         "simulated  {simulated:.6} s in {wall:.2} s wall: {events} events ({:.2} M/s), {} link transmissions ({:.2} M/s)",
         events as f64 / wall.max(1e-9) / 1e6,
         u(&s["link_transmissions"]),
         f(&s["link_transmissions"]) / wall.max(1e-9) / 1e6
     );
     let unfinished = u(&s["flows"]).saturating_sub(u(&s["completed"]) + u(&s["failed"]));
-    println!(
+    outln!(
         "flows      {} started, {} completed, {} failed{}",
         u(&s["flows"]),
         u(&s["completed"]),
@@ -221,15 +221,15 @@ fn print_summary(sc: &Scenario, s: &Value, events: u64, simulated: f64, wall: f6
             String::new()
         }
     );
-    println!("goodput    {}", fmt_rate_f64(f(&s["goodput_bps"])));
-    println!(
+    outln!("goodput    {}", fmt_rate_f64(f(&s["goodput_bps"])));
+    outln!(
         "FCT        mean {:.1} us, p50 {:.1} us, p99 {:.1} us, max {:.1} us",
         f(&s["fct_us"]["mean"]),
         f(&s["fct_us"]["p50"]),
         f(&s["fct_us"]["p99"]),
         f(&s["fct_us"]["max"])
     );
-    println!(
+    outln!(
         "TCP        {} retransmits, {} fast recoveries, {} timeouts, {} SYN timeouts",
         u(&s["retransmits"]),
         u(&s["fast_recoveries"]),
@@ -245,7 +245,7 @@ fn print_summary(sc: &Scenario, s: &Value, events: u64, simulated: f64, wall: f6
                 .join(", ")
         })
         .unwrap_or_default();
-    println!(
+    outln!(
         "drops      {}{}",
         u(&s["drops"]),
         if reasons.is_empty() {
@@ -254,7 +254,7 @@ fn print_summary(sc: &Scenario, s: &Value, events: u64, simulated: f64, wall: f6
             format!(" ({reasons})")
         }
     );
-    println!(
+    outln!(
         "queues     {} ECN marks, peak {}",
         u(&s["ecn_marked"]),
         fmt_size(u(&s["peak_queue_bytes"]))
@@ -276,7 +276,7 @@ pub fn list() -> Result<(), CliError> {
     let all = experiments();
     let w = all.iter().map(|e| e.name.len()).max().unwrap_or(0);
     for e in &all {
-        println!("{:w$}  {}", e.name, e.about);
+        outln!("{:w$}  {}", e.name, e.about);
     }
     Ok(())
 }
@@ -314,8 +314,8 @@ pub fn reproduce(name: &str, quick: bool, out: Option<&Path>, quiet: bool) -> Re
     let mut status = |s: &str| bar.set_message(format!("{name}: {s}"));
     let report = reproduce_report(name, quick, &out_dir, &mut status)?;
     bar.finish_and_clear();
-    print!("{}", report.markdown(name, quick));
-    println!(
+    out!("{}", report.markdown(name, quick));
+    outln!(
         "\n{} rows ({} input, {} identity, {} prediction); predictions: {} PASS, {} FAIL; {:.1} s; results in {}",
         report.rows.len(),
         report.count(Kind::Input),

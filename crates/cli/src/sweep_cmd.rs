@@ -70,7 +70,7 @@ pub fn sweep(args: &SweepArgs) -> Result<(), CliError> {
     let jobs = args.jobs.unwrap_or_else(default_jobs);
     // Runs that would not fit in memory together do not go at once (campaign::execute).
     let jobs = jobs.min(plan.parallel_runs());
-    println!(
+    outln!(
         "campaign   {} runs ({points} grid points x {} seeds){}",
         plan.runs.len(),
         args.seeds.0.len(),
@@ -83,7 +83,7 @@ pub fn sweep(args: &SweepArgs) -> Result<(), CliError> {
             ))
             .unwrap_or_default()
     );
-    println!(
+    outln!(
         "resume     skipped {} finished runs; running {} on {} jobs",
         before.skipped,
         todo.len(),
@@ -109,14 +109,14 @@ pub fn sweep(args: &SweepArgs) -> Result<(), CliError> {
     let outcome = campaign::execute(&plan, &args.out, jobs, args.shard, &never, &tick)?;
     bar.finish_and_clear();
     let table = campaign::write_campaign(&plan, &args.out)?;
-    println!(
+    outln!(
         "runs       ran {}, skipped {}, failed {} in {:.1} s",
         outcome.ran,
         outcome.skipped,
         outcome.failed.len(),
         start.elapsed().as_secs_f64()
     );
-    println!(
+    outln!(
         "table      {} ({} of {} runs finished; also campaign.csv)",
         args.out.join("campaign.parquet").display(),
         table.rows(),

@@ -1349,3 +1349,33 @@ fn listening(addr: &str) -> bool {
         std::net::TcpStream::connect(addr).is_ok()
     })
 }
+
+#[test]
+fn a_reader_that_goes_away_early_is_not_an_error() {
+    // `tandem ... | head -2`: the pipe is closed before the command prints. It must neither
+    // panic nor fail; its results folder is written whole.
+    let dir = Scratch::new("cli-epipe");
+    let out = dir.path().join("run");
+    let scenario = repo().join("scenarios/incast.toml");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tandem"))
+        .args([
+            "sim",
+            "run",
+            &scenario.display().to_string(),
+            "-q",
+            "--set",
+            "duration=20ms",
+        ])
+        .arg("--out")
+        .arg(&out)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run tandem");
+    drop(child.stdout.take());
+    let o = child.wait_with_output().expect("wait for tandem");
+    let err = text(&o.stderr);
+    assert!(o.status.success(), "{:?}: {err}", o.status);
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(out.join("summary.json").is_file());
+}
