@@ -54,6 +54,16 @@ pub struct ControllerArgs {
     /// Log level (error, warn, info, debug, trace), or a tracing filter.
     #[arg(long, default_value = "info", value_name = "FILTER")]
     pub log: String,
+    /// Serve switches over TLS with this certificate (PEM; with --tls-key and --tls-ca). Open
+    /// vSwitch connects with `set-controller BR ssl:HOST:PORT` after `set-ssl KEY CERT CACERT`.
+    #[arg(long, value_name = "FILE", requires_all = ["tls_key", "tls_ca"])]
+    pub tls_cert: Option<std::path::PathBuf>,
+    /// The private key of --tls-cert (PEM).
+    #[arg(long, value_name = "FILE", requires_all = ["tls_cert", "tls_ca"])]
+    pub tls_key: Option<std::path::PathBuf>,
+    /// Accept only switches whose client certificate this CA (PEM) signed.
+    #[arg(long, value_name = "FILE", requires_all = ["tls_cert", "tls_key"])]
+    pub tls_ca: Option<std::path::PathBuf>,
 }
 
 /// Subcommands of `tandem controller`.
@@ -96,6 +106,10 @@ pub fn controller(a: ControllerArgs) -> Result<(), CliError> {
         },
         shards: a.shards,
         threads: a.threads,
+        tls: match (a.tls_cert, a.tls_key, a.tls_ca) {
+            (Some(cert), Some(key), Some(ca)) => Some(controller::TlsFiles { cert, key, ca }),
+            _ => None,
+        },
         ..ControllerConfig::default()
     };
     let l2 = L2Config {

@@ -1379,3 +1379,25 @@ fn a_reader_that_goes_away_early_is_not_an_error() {
     assert!(!err.contains("panicked"), "{err}");
     assert!(out.join("summary.json").is_file());
 }
+
+#[test]
+fn controller_tls_options_come_together_and_bad_files_are_named() {
+    let o = tandem(&["controller", "--tls-cert", "c.pem"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("--tls-key"), "{}", text(&o.stderr));
+    let o = tandem(&[
+        "controller",
+        "--listen",
+        "127.0.0.1:0",
+        "--tls-cert",
+        "/nonexistent/c.pem",
+        "--tls-key",
+        "/nonexistent/k.pem",
+        "--tls-ca",
+        "/nonexistent/ca.pem",
+    ]);
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("/nonexistent/c.pem"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+}

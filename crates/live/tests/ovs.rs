@@ -4,10 +4,17 @@
 //! switch install the expected flows (checked with `ovs-ofctl dump-flows`) and reach the right
 //! port (checked in the ports' tx pcaps).
 //!
+//! A third bridge connects over TLS (`ssl:`, OVS's `set-ssl` with certificates our test CA
+//! signed) to a controller started with `--tls-*` settings, and learns the same way; a bridge
+//! pointed at the TLS port with a plain `tcp:` target never connects.
+//!
 //! The OVS processes run from private run/db/log directories under a scratch directory and are
 //! stopped by PID when the test ends, also when it fails. Skips with a message when OVS is
 //! missing, unless `TANDEM_REQUIRE_SYSTEM=1`.
 
+mod common;
+
+use common::pki::Pki;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -249,6 +256,67 @@ fn open_vswitch_learns_through_our_controller_over_openflow_10_and_13() {
     }
     assert_eq!(stats.bad_messages.load(Ordering::Relaxed), 0);
     assert_eq!(stats.errors_received.load(Ordering::Relaxed), 0);
+    drop(ovs);
+    ctl.stop();
+}
+
+#[test]
+fn open_vswitch_connects_over_tls_with_its_client_certificate() {
+    if !require("ovs-vswitchd", "openvswitch-switch") || !require("ovs-ofctl", "openvswitch-common") {
+        return;
+    }
+    let scratch = Scratch::new("ovs-tls");
+    let pki = Pki::new("ovs-tls-pki");
+    let cfg = ControllerConfig {
+        listen: vec!["127.0.0.1:0".parse().unwrap()],
+        tls: Some(pki.controller_files()),
+        ..ControllerConfig::default()
+    };
+    let ctl = ControllerHandle::spawn(cfg, l2_engine(BackendChoice::Cpu, L2Config::default())).unwrap();
+    let addr = ctl.addrs()[0];
+    let ovs = Ovs::start(scratch.path());
+    let f = |n: &str| pki.file(n).display().to_string();
+    ovs.vsctl(&[
+        "set-ssl",
+        &f("switch-key.pem"),
+        &f("switch-cert.pem"),
+        &f("ca-cert.pem"),
+    ]);
+    ovs.add_bridge(
+        "brtls",
+        "OpenFlow13",
+        "00000000000000c1",
+        ["t1", "t2"],
+        &format!("ssl:{addr}"),
+    );
+    let stats = ctl.stats().clone();
+    wait_for("the TLS bridge to connect", Duration::from_secs(15), || {
+        stats.switches_connected.load(Ordering::Relaxed) == 1
+    });
+    // It learns as over TCP: a flood, then a flow for the learnt address.
+    ovs.receive("t1", 1, A, B);
+    wait_for("the flood to reach port 2", Duration::from_secs(5), || {
+        ovs.sent("t2") >= 1
+    });
+    ovs.receive("t2", 2, B, A);
+    wait_for("B -> A to reach port 1", Duration::from_secs(5), || ovs.sent("t1") >= 1);
+    let want = format!("dl_dst={A} actions=output:1");
+    wait_for("the learnt flow", Duration::from_secs(5), || {
+        ovs.dump_flows("brtls", "OpenFlow13").contains(want.as_str())
+    });
+    // A plain TCP target at the TLS port never gets a datapath in.
+    ovs.add_bridge(
+        "brplain",
+        "OpenFlow13",
+        "00000000000000c2",
+        ["u1", "u2"],
+        &format!("tcp:{addr}"),
+    );
+    wait_for("the plain connection to be refused", Duration::from_secs(15), || {
+        stats.tls_failures.load(Ordering::Relaxed) >= 1
+    });
+    assert_eq!(stats.switches_connected.load(Ordering::Relaxed), 1);
+    assert_eq!(stats.bad_messages.load(Ordering::Relaxed), 0);
     drop(ovs);
     ctl.stop();
 }

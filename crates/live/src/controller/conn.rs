@@ -12,9 +12,7 @@ use std::sync::Arc;
 use tandem_controller::{Event, PacketInEvent};
 use tandem_wire::openflow::{negotiate, Body, ErrorMsg, Hello, Message, Packet, Version, HEADER_LEN};
 use tandem_wire::Error as WireError;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::tcp::OwnedWriteHalf;
-use tokio::net::TcpStream;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{mpsc, Notify};
 use tokio::time::{sleep_until, Instant};
 
@@ -53,10 +51,12 @@ struct Conn {
     xid: u32,
 }
 
-/// Serves one accepted connection until it closes.
-pub(crate) async fn serve(shared: Arc<Shared>, stream: TcpStream, peer: SocketAddr, id: u64) {
-    let _ = stream.set_nodelay(true);
-    let (mut rd, wr) = stream.into_split();
+/// Serves one accepted connection (its read and write halves: TCP or TLS) until it closes.
+pub(crate) async fn serve<R, W>(shared: Arc<Shared>, mut rd: R, wr: W, peer: SocketAddr, id: u64)
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
     let (tx, rx) = Outbox::new(
         shared.cfg.write_queue,
         shared.cfg.write_queue_bytes,
@@ -83,7 +83,7 @@ pub(crate) async fn serve(shared: Arc<Shared>, stream: TcpStream, peer: SocketAd
 }
 
 impl Conn {
-    async fn run(&mut self, rd: &mut tokio::net::tcp::OwnedReadHalf) -> &'static str {
+    async fn run<R: AsyncRead + Unpin>(&mut self, rd: &mut R) -> &'static str {
         let cfg = self.shared.cfg.clone();
         let hello = Message {
             version: Version::V1_3,
@@ -371,7 +371,12 @@ impl Conn {
 
 /// Drains the write queue, concatenating what is queued into one write (a lone chunk is written
 /// as it is, without a copy).
-async fn write_loop(shared: Arc<Shared>, mut wr: OwnedWriteHalf, mut rx: mpsc::Receiver<Queued>, close: Arc<Notify>) {
+async fn write_loop<W: AsyncWrite + Unpin>(
+    shared: Arc<Shared>,
+    mut wr: W,
+    mut rx: mpsc::Receiver<Queued>,
+    close: Arc<Notify>,
+) {
     let mut buf: Vec<u8> = Vec::new();
     let timeout = shared.cfg.write_timeout;
     while let Some(first) = rx.recv().await {
@@ -396,7 +401,12 @@ async fn write_loop(shared: Arc<Shared>, mut wr: OwnedWriteHalf, mut rx: mpsc::R
                 &buf
             }
         };
-        match tokio::time::timeout(timeout, wr.write_all(chunk)).await {
+        // TLS buffers what it encrypts: the flush sends it (a no-op on plain TCP).
+        let write = async {
+            wr.write_all(chunk).await?;
+            wr.flush().await
+        };
+        match tokio::time::timeout(timeout, write).await {
             Ok(Ok(())) => Stats::add(&shared.stats.bytes_out, chunk.len() as u64),
             Ok(Err(_)) => break,
             Err(_) => {

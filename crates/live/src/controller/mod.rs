@@ -24,10 +24,12 @@ mod outbox;
 mod registry;
 mod shard;
 pub mod stats;
+pub mod tls;
 
 pub use engine::{l2_engine, BackendChoice, Engine, EngineFactory};
 pub use metrics::fetch_stats;
 pub use stats::Stats;
+pub use tls::{TlsError, TlsFiles};
 
 use crate::clock::Clock;
 use registry::Registry;
@@ -73,6 +75,9 @@ pub struct ControllerConfig {
     pub handshake_timeout: Duration,
     /// Longest one write to a switch may take before the switch is disconnected.
     pub write_timeout: Duration,
+    /// Serve switches over TLS, requiring a client certificate signed by the CA (`None`:
+    /// plain TCP, where any client may claim any datapath id; see docs/security.md).
+    pub tls: Option<TlsFiles>,
 }
 
 impl Default for ControllerConfig {
@@ -96,6 +101,7 @@ impl Default for ControllerConfig {
             echo_timeout: Duration::from_secs(10),
             handshake_timeout: Duration::from_secs(10),
             write_timeout: Duration::from_secs(10),
+            tls: None,
         }
     }
 }
@@ -113,6 +119,8 @@ pub enum ControllerError {
     Runtime(std::io::Error),
     /// The engine (application or backend) could not be created.
     Engine(String),
+    /// The TLS files could not be used.
+    Tls(TlsError),
 }
 
 impl fmt::Display for ControllerError {
@@ -123,6 +131,7 @@ impl fmt::Display for ControllerError {
             ControllerError::Bind(a, e) => write!(f, "cannot listen on {a}: {e}"),
             ControllerError::Runtime(e) => write!(f, "cannot start the runtime: {e}"),
             ControllerError::Engine(e) => f.write_str(e),
+            ControllerError::Tls(e) => write!(f, "{e}"),
         }
     }
 }
@@ -141,6 +150,8 @@ pub(crate) struct Shared {
     pub registry: Registry,
     pub shards: Vec<Arc<Shard>>,
     pub shutdown: watch::Receiver<bool>,
+    /// The TLS side of every accepted connection, when TLS is on.
+    pub tls: Option<tokio_rustls::TlsAcceptor>,
 }
 
 impl Shared {
@@ -256,6 +267,12 @@ impl Server {
         if cfg.write_queue == 0 {
             return Err(ControllerError::Zero("write queue"));
         }
+        let tls = match &cfg.tls {
+            Some(files) => Some(tokio_rustls::TlsAcceptor::from(
+                tls::server_config(files).map_err(ControllerError::Tls)?,
+            )),
+            None => None,
+        };
         let mut shards = Vec::new();
         let mut built = Vec::new();
         for i in 0..cfg.shards {
@@ -286,6 +303,7 @@ impl Server {
             registry: Registry::default(),
             shards,
             shutdown,
+            tls,
         });
         Ok(Server {
             shared,
@@ -394,7 +412,31 @@ async fn accept_loop(shared: Arc<Shared>, listener: TcpListener) {
                     let id = (u64::from(listener.local_addr().map_or(0, |a| a.port())) << 48) | next_id;
                     let shared = shared.clone();
                     tokio::spawn(async move {
-                        conn::serve(shared, stream, peer, id).await;
+                        let _ = stream.set_nodelay(true);
+                        match shared.tls.clone() {
+                            None => {
+                                let (rd, wr) = stream.into_split();
+                                conn::serve(shared, rd, wr, peer, id).await;
+                            }
+                            Some(acceptor) => {
+                                // The TLS handshake counts against the OpenFlow handshake's time.
+                                let t = shared.cfg.handshake_timeout;
+                                match tokio::time::timeout(t, acceptor.accept(stream)).await {
+                                    Ok(Ok(s)) => {
+                                        let (rd, wr) = tokio::io::split(s);
+                                        conn::serve(shared, rd, wr, peer, id).await;
+                                    }
+                                    Ok(Err(e)) => {
+                                        Stats::inc(&shared.stats.tls_failures);
+                                        tracing::info!("TLS handshake with {peer} failed: {e}");
+                                    }
+                                    Err(_) => {
+                                        Stats::inc(&shared.stats.tls_failures);
+                                        tracing::info!("TLS handshake with {peer} timed out");
+                                    }
+                                }
+                            }
+                        }
                         drop(slot);
                     });
                 }

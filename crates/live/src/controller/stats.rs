@@ -34,6 +34,9 @@ counters! {
     handshakes: "counter",
     /// Connections closed for failing the handshake (no common version, timeout).
     handshake_failures: "counter",
+    /// Connections closed in the TLS handshake (no or an untrusted client certificate, not
+    /// TLS, timeout); only with TLS on.
+    tls_failures: "counter",
     /// Connections closed, for any reason.
     disconnects: "counter",
     /// Connections replaced by a newer one of the same datapath.

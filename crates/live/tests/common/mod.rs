@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod pki;
+
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
@@ -18,6 +20,20 @@ pub fn controller(tweak: impl FnOnce(&mut ControllerConfig)) -> ControllerHandle
     };
     tweak(&mut cfg);
     ControllerHandle::spawn(cfg, l2_engine(BackendChoice::Cpu, L2Config::default())).unwrap()
+}
+
+/// The features reply of datapath `dpid` to the request `xid`.
+pub fn features_reply(version: Version, xid: u32, dpid: u64) -> Message {
+    Message {
+        version,
+        xid,
+        body: Body::FeaturesReply(FeaturesReply {
+            datapath_id: dpid,
+            n_buffers: 256,
+            n_tables: 1,
+            ..FeaturesReply::default()
+        }),
+    }
 }
 
 /// A switch's end of a connection.
@@ -45,16 +61,7 @@ impl Switch {
         loop {
             let m = s.recv().expect("controller closed during the handshake");
             if matches!(m.body, Body::FeaturesRequest) {
-                s.send(&Message {
-                    version,
-                    xid: m.xid,
-                    body: Body::FeaturesReply(FeaturesReply {
-                        datapath_id: dpid,
-                        n_buffers: 256,
-                        n_tables: 1,
-                        ..FeaturesReply::default()
-                    }),
-                });
+                s.send(&features_reply(version, m.xid, dpid));
                 return s;
             }
         }
