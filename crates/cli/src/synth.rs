@@ -491,15 +491,17 @@ pub fn generate<W: std::io::Write>(cfg: &SynthConfig, out: W) -> Result<W, tande
     Ok(w.into_inner())
 }
 
-/// `tandem pcap synth`.
+/// `tandem pcap synth`. The trace is written under a temporary name beside `path` and renamed
+/// when whole: a full disk or an interrupted run leaves no partial capture.
 pub fn write_trace(path: &Path, cfg: &SynthConfig) -> Result<(), CliError> {
-    let file = File::create(path).map_err(|e| CliError::input(path, e))?;
+    let tmp = tandem_sim::table::TempPath::new(path);
+    let file = File::create(tmp.path()).map_err(|e| CliError::input(path, e))?;
     let w = generate(cfg, BufWriter::with_capacity(1 << 20, file)).map_err(|e| CliError::runtime(path, e))?;
     w.into_inner()
         .map_err(|e| CliError::runtime(path, e.error()))?
         .sync_all()
         .map_err(|e| CliError::runtime(path, e))?;
-    Ok(())
+    tmp.commit().map_err(|e| CliError::runtime(path, e))
 }
 
 #[cfg(test)]

@@ -1401,3 +1401,26 @@ fn controller_tls_options_come_together_and_bad_files_are_named() {
     assert!(err.contains("/nonexistent/c.pem"), "{err}");
     assert_eq!(err.lines().count(), 1, "{err}");
 }
+
+#[test]
+fn a_synthetic_trace_that_fails_midway_leaves_no_file() {
+    // A full disk, made with a file-size limit (and SIGXFSZ ignored, so the write fails with
+    // EFBIG instead of killing the process): exit 1, and neither the capture nor its
+    // temporary file is left behind.
+    let dir = Scratch::new("synth-full");
+    let out = dir.path().join("t.pcap");
+    let o = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "trap '' XFSZ; ulimit -f 8; exec '{}' pcap synth '{}' --packets 100000",
+            env!("CARGO_BIN_EXE_tandem"),
+            out.display()
+        ))
+        .output()
+        .expect("run sh");
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("t.pcap"), "{err}");
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
