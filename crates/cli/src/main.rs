@@ -360,6 +360,12 @@ fn run(cli: Cli) -> Result<(), CliError> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if matches!(
+        cli.command,
+        Command::Sim(SimCommand::Run { .. }) | Command::Reproduce { .. } | Command::Analyze(_)
+    ) {
+        tandem_cli::paths::clean_up_on_interrupt();
+    }
     let r = run(cli);
     tandem_cli::stdout::finish();
     match r {

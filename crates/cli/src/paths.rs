@@ -4,6 +4,14 @@
 use crate::error::CliError;
 use std::fs::File;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, Once};
+
+/// Output folders of this process whose command has not finished: (id, the folder, the
+/// outermost folder the command made for it, if it made one). An interrupt removes what they
+/// hold unfinished ([`clean_up_on_interrupt`]).
+static UNFINISHED: Mutex<Vec<(u64, PathBuf, Option<PathBuf>)>> = Mutex::new(Vec::new());
+static NEXT_ID: AtomicU64 = AtomicU64::new(0);
 
 /// Opens a file named as input: a missing or unreadable path, or a folder, is bad input.
 pub fn open_input(path: &Path) -> Result<File, CliError> {
@@ -23,6 +31,7 @@ pub struct OutDir {
     path: PathBuf,
     created: Option<PathBuf>,
     kept: bool,
+    id: u64,
 }
 
 impl OutDir {
@@ -38,10 +47,13 @@ impl OutDir {
             .last()
             .map(Path::to_path_buf);
         std::fs::create_dir_all(path).map_err(|e| CliError::input(path, e))?;
+        let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+        unfinished().push((id, path.to_path_buf(), created.clone()));
         Ok(OutDir {
             path: path.to_path_buf(),
             created,
             kept: false,
+            id,
         })
     }
 
@@ -58,12 +70,80 @@ impl OutDir {
 
 impl Drop for OutDir {
     fn drop(&mut self) {
+        unfinished().retain(|(id, ..)| *id != self.id);
         if !self.kept {
             if let Some(dir) = &self.created {
                 let _ = std::fs::remove_dir_all(dir);
             }
         }
     }
+}
+
+fn unfinished() -> std::sync::MutexGuard<'static, Vec<(u64, PathBuf, Option<PathBuf>)>> {
+    UNFINISHED.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Removes what unfinished commands of this process have written: the folders they made, and
+/// in folders that were already there, the files still under their temporary names
+/// ([`tandem_sim::table::temp_name`]). Returns how many places it cleaned.
+pub fn remove_unfinished_outputs() -> usize {
+    remove_outputs(&unfinished())
+}
+
+fn remove_outputs(entries: &[(u64, PathBuf, Option<PathBuf>)]) -> usize {
+    let suffix = format!(".tmp-{}", std::process::id());
+    let mut n = 0;
+    for (_, path, created) in entries {
+        match created {
+            Some(dir) => {
+                // Twice: the command may still have been writing when the first pass ran.
+                if std::fs::remove_dir_all(dir).is_err() {
+                    let _ = std::fs::remove_dir_all(dir);
+                }
+                n += 1;
+            }
+            None => {
+                for e in std::fs::read_dir(path).into_iter().flatten().flatten() {
+                    if e.file_name().to_string_lossy().ends_with(&suffix) {
+                        let _ = std::fs::remove_file(e.path());
+                        n += 1;
+                    }
+                }
+            }
+        }
+    }
+    n
+}
+
+/// For the `tandem` binary's commands that write results (`sim run`, `reproduce`, `analyze`):
+/// Ctrl-C or SIGTERM removes their unfinished outputs ([`remove_unfinished_outputs`]) and
+/// exits with 130 or 143, so an interrupted run leaves no empty or partial results folder.
+/// Not for library use: it takes SIGINT and SIGTERM over for the whole process (the Python
+/// bindings keep Python's own handling and stop runs through their cancellation instead).
+pub fn clean_up_on_interrupt() {
+    static WATCH: Once = Once::new();
+    WATCH.call_once(|| {
+        let _ = std::thread::Builder::new().name("tandem-interrupt".into()).spawn(|| {
+            let Ok(rt) = tokio::runtime::Builder::new_current_thread().enable_all().build() else {
+                return;
+            };
+            let code = rt.block_on(async {
+                use tokio::signal::unix::{signal, SignalKind};
+                let Ok(mut term) = signal(SignalKind::terminate()) else {
+                    return None;
+                };
+                tokio::select! {
+                    r = tokio::signal::ctrl_c() => r.ok().map(|_| 130),
+                    _ = term.recv() => Some(143),
+                }
+            });
+            if let Some(code) = code {
+                remove_unfinished_outputs();
+                eprintln!("tandem: interrupted; unfinished outputs removed");
+                std::process::exit(code);
+            }
+        });
+    });
 }
 
 #[cfg(test)]
@@ -89,6 +169,33 @@ mod tests {
         std::fs::write(base.join("file"), "x").unwrap();
         assert!(matches!(OutDir::prepare(&base.join("file")), Err(CliError::Input(_))));
         assert!(matches!(open_input(&base), Err(CliError::Input(_))));
+        let _ = std::fs::remove_dir_all(&base);
+    }
+
+    #[test]
+    fn an_interrupt_removes_unfinished_outputs_only() {
+        let base = std::env::temp_dir().join(format!("tandem-outdir-int-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        std::fs::create_dir_all(base.join("old")).unwrap();
+        let made = OutDir::prepare(&base.join("new/run")).unwrap();
+        std::fs::write(made.path().join("flows.csv"), "x").unwrap();
+        let existing = OutDir::prepare(&base.join("old")).unwrap();
+        let tmp = tandem_sim::table::temp_name(&existing.path().join("summary.json"));
+        std::fs::write(&tmp, "{").unwrap();
+        std::fs::write(existing.path().join("keep.txt"), "mine").unwrap();
+        // Only this test's entries: other tests of this binary have output folders too.
+        let mine: Vec<_> = unfinished()
+            .iter()
+            .filter(|e| e.1.starts_with(&base))
+            .cloned()
+            .collect();
+        assert_eq!(mine.len(), 2);
+        remove_outputs(&mine);
+        assert!(!base.join("new").exists());
+        assert!(!tmp.exists());
+        assert!(base.join("old/keep.txt").is_file());
+        made.keep();
+        existing.keep();
         let _ = std::fs::remove_dir_all(&base);
     }
 }

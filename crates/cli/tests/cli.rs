@@ -1424,3 +1424,35 @@ fn a_synthetic_trace_that_fails_midway_leaves_no_file() {
     let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
     assert!(left.is_empty(), "left behind: {left:?}");
 }
+
+#[test]
+fn an_interrupted_run_leaves_no_results_folder() {
+    // Ctrl-C (SIGINT) during `sim run`: exit 130 and no empty or partial results folder.
+    let dir = Scratch::new("cli-interrupt");
+    let out = dir.path().join("results/run");
+    let scenario = repo().join("scenarios/fat-tree-websearch.toml");
+    let child = Command::new(env!("CARGO_BIN_EXE_tandem"))
+        .args(["sim", "run", &scenario.display().to_string(), "-q"])
+        .arg("--out")
+        .arg(&out)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run tandem");
+    // Wait until the run has made its folder (it is working then), then interrupt it.
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !out.is_dir() {
+        assert!(std::time::Instant::now() < until, "the run never made its folder");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let st = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(st.success());
+    let o = child.wait_with_output().expect("wait for tandem");
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(130), "{err}");
+    assert!(err.contains("interrupted"), "{err}");
+    assert!(!dir.path().join("results").exists(), "the folder the run made is gone");
+}
