@@ -3,7 +3,7 @@
 //! `bench/ns3/scenario` prints for the exported spec.
 //!
 //! ```sh
-//! cargo run --release -p tandem-sim --example ns3_compare -- NAME [--quick]
+//! cargo run --release -p tandem-sim --example ns3_compare -- NAME [--quick] [--seed N]
 //! cargo run --release -p tandem-sim --example ns3_compare -- --list
 //! cargo run --release -p tandem-sim --example ns3_compare -- --compare DIR [--quick] NAME...
 //! ```
@@ -20,17 +20,28 @@ fn main() {
     if let Some(i) = args.iter().position(|a| a == "--compare") {
         std::process::exit(compare(&args[i + 1..], quick));
     }
-    let Some(name) = args.iter().find(|a| !a.starts_with("--")) else {
+    let seed_value = args.iter().position(|a| a == "--seed").map(|i| i + 1);
+    let Some(name) = args
+        .iter()
+        .enumerate()
+        .find(|(i, a)| !a.starts_with("--") && Some(*i) != seed_value)
+        .map(|(_, a)| a)
+    else {
         if args.iter().any(|a| a == "--list") {
             for (n, _) in validation::SCENARIOS {
                 println!("{n}");
             }
             return;
         }
-        eprintln!("usage: ns3_compare NAME [--quick] | --list");
+        eprintln!("usage: ns3_compare NAME [--quick] [--seed N] | --list");
         std::process::exit(2);
     };
-    let r = validation::load(name, quick).and_then(|sc| validation::run_tandem(&sc));
+    let seed = args
+        .iter()
+        .position(|a| a == "--seed")
+        .and_then(|i| args.get(i + 1))
+        .map(|s| s.parse::<u64>().unwrap_or_else(|_| panic!("--seed {s}: not a number")));
+    let r = validation::load_seeded(name, quick, seed).and_then(|sc| validation::run_tandem(&sc));
     match r {
         Ok(r) => println!("{}", validation::record_json(&r)),
         Err(e) => {

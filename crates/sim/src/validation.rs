@@ -114,6 +114,12 @@ pub fn tolerances() -> Result<Tolerances, ExperimentError> {
 
 /// Loads suite scenario `name`; `quick` shortens it to its declared CI duration.
 pub fn load(name: &str, quick: bool) -> Result<Scenario, ExperimentError> {
+    load_seeded(name, quick, None)
+}
+
+/// [`load`] with the scenario's seed replaced (workload and jitter draws), for averaging a
+/// chaotic scenario over seeds (`bench/ns3-seeds.sh`).
+pub fn load_seeded(name: &str, quick: bool, seed: Option<u64>) -> Result<Scenario, ExperimentError> {
     let text = SCENARIOS
         .iter()
         .find(|(n, _)| *n == name)
@@ -128,6 +134,9 @@ pub fn load(name: &str, quick: bool) -> Result<Scenario, ExperimentError> {
             .find(|c| c.name == name)
             .ok_or_else(|| ExperimentError(format!("tolerances.toml has no entry for `{name}`")))?;
         o.push(("duration".to_string(), c.quick.clone()));
+    }
+    if let Some(seed) = seed {
+        o.push(("seed".to_string(), seed.to_string()));
     }
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/validation");
     Ok(Scenario::parse(
