@@ -79,11 +79,13 @@ pub mod config;
 pub mod control;
 pub mod counters;
 pub mod dataplane;
+#[cfg(feature = "sim")]
 pub mod model;
 pub mod output;
 pub mod port;
 pub mod route_memory;
 pub mod self_congestion;
+#[cfg(feature = "sim")]
 pub mod testbed;
 pub mod timing;
 
@@ -94,6 +96,7 @@ pub use crate::dataplane::{Action, Device, Event, Upcall};
 /// Every Axon experiment for `tandem reproduce`: the packet-level model's (`axon-latency`,
 /// `axon-bandwidth`, `axon-overhead`, `axon-congestion`) and the testbed's (`axon-route-setup`,
 /// `axon-failover`).
+#[cfg(feature = "sim")]
 pub fn experiments() -> Vec<tandem_sim::experiment::Experiment> {
     let mut all = model::experiments();
     all.extend(testbed::experiments());

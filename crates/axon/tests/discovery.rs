@@ -2,6 +2,8 @@
 //! configuration file, probe timestamps give the link latency, and a cut link goes away after
 //! the probe timeout.
 
+#![cfg(feature = "sim")]
+
 use std::collections::BTreeSet;
 use tandem_axon::control::{DiscoveryConfig, Endpoint};
 use tandem_axon::testbed::{FailureNotice, LineSpec, Testbed};

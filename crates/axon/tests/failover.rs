@@ -2,6 +2,8 @@
 //! bounded time, with a failure notice and with probe-timeout detection, nothing is lost once it
 //! flows again, and a run is the same twice.
 
+#![cfg(feature = "sim")]
+
 use tandem_axon::testbed::failover::{run_setup, setups, Detection, EXPERIMENT};
 
 const US: u64 = 1_000_000;

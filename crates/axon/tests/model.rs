@@ -3,6 +3,8 @@
 //! beats store-and-forward for large frames, the same seed gives the same CSV, and every
 //! experiment's quick form runs and writes its files.
 
+#![cfg(feature = "sim")]
+
 use tandem_axon::model::bandwidth::{aggregate, run_case, Case};
 use tandem_axon::model::congestion::{self, Point};
 use tandem_axon::model::latency::{measure, Forwarder, SIZES};

@@ -2,6 +2,8 @@
 //! model within 20%, every route completes, one idle route takes the four phases, and a run is
 //! the same twice.
 
+#![cfg(feature = "sim")]
+
 use tandem_axon::control::SoftwareDelays;
 use tandem_axon::testbed::route_setup::{bursts, phases_total_ps, run_burst, EXPERIMENT};
 

@@ -1,6 +1,8 @@
 //! The testbed itself: wiring errors are typed, hosts resolve and exchange timestamped frames
 //! across Axons, and a failed link loses what crosses it.
 
+#![cfg(feature = "sim")]
+
 use tandem_axon::control::{ControlConfig, Endpoint};
 use tandem_axon::testbed::layout::host_mac;
 use tandem_axon::testbed::layout::{host_ip, pool};

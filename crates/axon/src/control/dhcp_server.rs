@@ -238,7 +238,7 @@ impl DhcpServer {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "sim"))]
 pub(crate) mod tests {
     use super::*;
 

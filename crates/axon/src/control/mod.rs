@@ -408,5 +408,6 @@ impl ControlPlane {
     }
 }
 
-#[cfg(test)]
+// These drive the control plane through the testbed, which needs the `sim` feature.
+#[cfg(all(test, feature = "sim"))]
 mod tests;
