@@ -7,27 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
-/// A point in time or a duration, in integer picoseconds (the simulator's unit).
-pub type Time = u64;
-
-/// One microsecond in picoseconds.
-pub const US: Time = 1_000_000;
-/// One millisecond in picoseconds.
-pub const MS: Time = 1_000_000_000;
-/// One second in picoseconds.
-pub const SEC: Time = 1_000_000_000_000;
-
-/// Time to serialise `bytes` at `rate_bps`, rounded up to the next picosecond. A zero rate
-/// returns `Time::MAX` (infinitely slow) instead of dividing by zero.
-#[inline]
-pub fn tx_time(bytes: u64, rate_bps: u64) -> Time {
-    if rate_bps == 0 {
-        return Time::MAX;
-    }
-    let bits = u128::from(bytes) * 8 * u128::from(SEC);
-    let t = bits.div_ceil(u128::from(rate_bps));
-    Time::try_from(t).unwrap_or(Time::MAX)
-}
+pub use tandem_time::{tx_time, Time, MS, SEC, US};
 
 /// Time one operation takes on a channel doing `ops_per_sec` operations per second, rounded up.
 /// A zero rate returns `Time::MAX`.

@@ -139,7 +139,7 @@ impl Nf {
     /// A packet of `bytes` fully received at `now`: when it is ready to leave.
     pub fn process(&mut self, now: Time, bytes: u32) -> Time {
         let start = now.max(self.bus_free);
-        self.bus_free = start.saturating_add(tx_time(u64::from(bytes), self.cfg.bus_bps));
+        self.bus_free = start.saturating_add(bus_time(u64::from(bytes), self.cfg.bus_bps));
         let base = self.cfg.dist.sample(self.cfg.base_mean, &mut self.rng);
         self.bus_free
             .saturating_add(base)
@@ -150,7 +150,16 @@ impl Nf {
     /// link directions, the bus, the mean base and per-byte latency, and `pipeline` back in.
     pub fn zero_load_latency(cfg: &NfConfig, bytes: u32, pipeline: Time) -> Time {
         let b = u64::from(bytes);
-        2 * tx_time(b, LINK_BPS) + tx_time(b, cfg.bus_bps) + cfg.base_mean + b * cfg.per_byte_ps + pipeline
+        2 * tx_time(b, LINK_BPS) + bus_time(b, cfg.bus_bps) + cfg.base_mean + b * cfg.per_byte_ps + pipeline
+    }
+}
+
+/// Time `bytes` take on the bus: none when the bus has no limit (`bus_bps` 0).
+fn bus_time(bytes: u64, bus_bps: u64) -> Time {
+    if bus_bps == 0 {
+        0
+    } else {
+        tx_time(bytes, bus_bps)
     }
 }
 
