@@ -20,6 +20,7 @@ pub mod limits;
 pub mod ns3_spec;
 pub mod packet;
 pub mod plot;
+pub mod port;
 pub mod queue;
 pub mod report;
 pub mod run;

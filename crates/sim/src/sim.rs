@@ -1,9 +1,11 @@
 //! The simulation: nodes, ports and links, the event loop, hosts running TCP and UDP flows,
 //! switches running the pipeline of [`crate::switch`].
 
-use crate::config::{Forwarding, LinkConfig, QueueConfig, SwitchConfig, TcpConfig};
+use crate::config::{Forwarding, QueueConfig, SwitchConfig, TcpConfig};
 use crate::event::{Event, EventQueue};
 use crate::packet::{FlowId, NodeId, Packet, PacketId, PacketPool, Proto, L2_L3_HEADER, UDP_HEADER};
+use crate::port::ps_per_byte;
+pub use crate::port::Port;
 use crate::queue::{Admission, DropReason, EgressQueues, SharedBuffer};
 use crate::switch::{MatchTable, SwitchCtx, SwitchModel, Verdict};
 use crate::tap::Tap;
@@ -14,49 +16,6 @@ use crate::workload::{FlowKind, FlowSpec};
 use rand::SeedableRng;
 use rand_pcg::Pcg64;
 use tandem_wire::ipv4::Ecn;
-
-/// One end of a link, as seen from the node that owns it.
-#[derive(Debug, Clone)]
-pub struct Port {
-    /// Egress queues.
-    pub queues: EgressQueues,
-    /// The node at the other end.
-    pub peer: NodeId,
-    /// Its port.
-    pub peer_port: u16,
-    /// The link.
-    pub link: LinkConfig,
-    busy: bool,
-    tap: Option<usize>,
-    /// `(rate, ps)`: at `link.rate_bps == rate`, one byte takes exactly `ps` picoseconds
-    /// (`ps == 0`: not a whole number; use [`tx_time`]).
-    ps_per_byte: (u64, u64),
-}
-
-impl Port {
-    /// [`tx_time`] of `bytes` on this port's link, by one multiplication when the rate divides
-    /// 8 Tb/s evenly (every common rate does) and the product fits: the same value either way.
-    #[inline]
-    fn ser_time(&self, bytes: u64) -> Time {
-        let (rate, ps) = self.ps_per_byte;
-        if ps != 0 && rate == self.link.rate_bps {
-            if let Some(t) = bytes.checked_mul(ps) {
-                return t;
-            }
-        }
-        tx_time(bytes, self.link.rate_bps)
-    }
-}
-
-/// `(rate, ps)` for [`Port::ps_per_byte`].
-fn ps_per_byte(rate_bps: u64) -> (u64, u64) {
-    let byte = 8 * crate::time::SEC;
-    if rate_bps != 0 && byte.is_multiple_of(rate_bps) {
-        (rate_bps, byte / rate_bps)
-    } else {
-        (rate_bps, 0)
-    }
-}
 
 /// A host or a switch.
 pub struct Node {

@@ -7,8 +7,8 @@
 //! queue of the chosen port and class.
 
 use crate::packet::{FlowId, NodeId, Packet, PacketId, PacketPool};
+use crate::port::Port;
 use crate::queue::EgressQueues;
-use crate::sim::Port;
 use crate::time::Time;
 use rustc_hash::FxHashMap;
 

@@ -1,0 +1,50 @@
+//! A node's port: one end of a link with its egress queues. Its own module so that the
+//! simulator (`sim`) and the switch models (`switch`) both use it without importing each other.
+
+use crate::config::LinkConfig;
+use crate::packet::NodeId;
+use crate::queue::EgressQueues;
+use crate::time::{tx_time, Time};
+
+/// One end of a link, as seen from the node that owns it.
+#[derive(Debug, Clone)]
+pub struct Port {
+    /// Egress queues.
+    pub queues: EgressQueues,
+    /// The node at the other end.
+    pub peer: NodeId,
+    /// Its port.
+    pub peer_port: u16,
+    /// The link.
+    pub link: LinkConfig,
+    pub(crate) busy: bool,
+    pub(crate) tap: Option<usize>,
+    /// `(rate, ps)`: at `link.rate_bps == rate`, one byte takes exactly `ps` picoseconds
+    /// (`ps == 0`: not a whole number; use [`tx_time`]).
+    pub(crate) ps_per_byte: (u64, u64),
+}
+
+impl Port {
+    /// [`tx_time`] of `bytes` on this port's link, by one multiplication when the rate divides
+    /// 8 Tb/s evenly (every common rate does) and the product fits: the same value either way.
+    #[inline]
+    pub(crate) fn ser_time(&self, bytes: u64) -> Time {
+        let (rate, ps) = self.ps_per_byte;
+        if ps != 0 && rate == self.link.rate_bps {
+            if let Some(t) = bytes.checked_mul(ps) {
+                return t;
+            }
+        }
+        tx_time(bytes, self.link.rate_bps)
+    }
+}
+
+/// `(rate, ps)` for [`Port::ps_per_byte`].
+pub(crate) fn ps_per_byte(rate_bps: u64) -> (u64, u64) {
+    let byte = 8 * crate::time::SEC;
+    if rate_bps != 0 && byte.is_multiple_of(rate_bps) {
+        (rate_bps, byte / rate_bps)
+    } else {
+        (rate_bps, 0)
+    }
+}
