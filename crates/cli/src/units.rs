@@ -60,21 +60,8 @@ pub fn fmt_duration_ns(ns: u64) -> String {
     }
 }
 
-/// Formats a count of bytes with binary prefixes.
-pub fn fmt_bytes(b: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = b as f64;
-    let mut i = 0;
-    while v >= 1024.0 && i + 1 < UNITS.len() {
-        v /= 1024.0;
-        i += 1;
-    }
-    if i == 0 {
-        format!("{b} B")
-    } else {
-        format!("{v:.2} {}", UNITS[i])
-    }
-}
+/// Formats a count of bytes with binary prefixes (one formatter for the whole project).
+pub use tandem_sim::units::fmt_bytes;
 
 /// Formats a rate in bits per second with SI prefixes.
 pub fn fmt_bps(bps: f64) -> String {

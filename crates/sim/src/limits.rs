@@ -120,29 +120,7 @@ pub fn default_max_memory() -> u64 {
     *LIMIT.get_or_init(|| physical_memory().map_or(FALLBACK_MAX_MEMORY, |m| m / 2))
 }
 
-/// Bytes for people, with binary prefixes and three significant digits: `812 B`, `1.50 KiB`,
-/// `11.6 GiB`.
-pub fn fmt_bytes(bytes: u64) -> String {
-    const UNITS: [&str; 7] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
-    if bytes < 1024 {
-        return format!("{bytes} B");
-    }
-    let mut v = bytes as f64;
-    let mut i = 0;
-    while v >= 1024.0 && i + 1 < UNITS.len() {
-        v /= 1024.0;
-        i += 1;
-    }
-    // Rounding can carry into the next unit (1023.9 KiB reads 1024 KiB): fine for an estimate.
-    let decimals = if v >= 100.0 {
-        0
-    } else if v >= 10.0 {
-        1
-    } else {
-        2
-    };
-    format!("{v:.decimals$} {}", UNITS[i])
-}
+pub use crate::units::fmt_bytes;
 
 /// Heap bytes of one allocation of `len` bytes (a malloc chunk: 16-byte granules with an
 /// 8-byte header, 32 bytes at least).
@@ -305,14 +283,5 @@ mod tests {
         assert_eq!(cgroup_value("max\n"), None);
         assert_eq!(cgroup_value("8589934592\n"), Some(8 << 30));
         assert!(default_max_memory() >= 1 << 20);
-    }
-
-    #[test]
-    fn bytes_for_people() {
-        assert_eq!(fmt_bytes(0), "0 B");
-        assert_eq!(fmt_bytes(1023), "1023 B");
-        assert_eq!(fmt_bytes(1536), "1.50 KiB");
-        assert_eq!(fmt_bytes(12_400_000_000), "11.5 GiB");
-        assert_eq!(fmt_bytes(u64::MAX), "16.0 EiB");
     }
 }

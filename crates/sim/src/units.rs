@@ -442,6 +442,30 @@ pub fn fmt_size(bytes: u64) -> String {
     )
 }
 
+/// Bytes for people (reports, estimates), with binary prefixes and three significant digits: `812 B`, `1.50 KiB`,
+/// `11.6 GiB`.
+pub fn fmt_bytes(bytes: u64) -> String {
+    const UNITS: [&str; 7] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+    if bytes < 1024 {
+        return format!("{bytes} B");
+    }
+    let mut v = bytes as f64;
+    let mut i = 0;
+    while v >= 1024.0 && i + 1 < UNITS.len() {
+        v /= 1024.0;
+        i += 1;
+    }
+    // Rounding can carry into the next unit (1023.9 KiB reads 1024 KiB): fine for an estimate.
+    let decimals = if v >= 100.0 {
+        0
+    } else if v >= 10.0 {
+        1
+    } else {
+        2
+    };
+    format!("{v:.decimals$} {}", UNITS[i])
+}
+
 /// Formats a measured rate approximately, for reports: `9.87Gbps`, `512kbps`.
 pub fn fmt_rate_f64(bps: f64) -> String {
     let (v, u) = match bps {
@@ -700,6 +724,15 @@ mod tests {
         );
         assert!(parse_time("-1ms").unwrap_err().to_string().contains("(negative)"));
         assert!(parse_rate("1e400Gbps").unwrap_err().to_string().contains("too large"));
+    }
+
+    #[test]
+    fn bytes_for_people() {
+        assert_eq!(fmt_bytes(0), "0 B");
+        assert_eq!(fmt_bytes(1023), "1023 B");
+        assert_eq!(fmt_bytes(1536), "1.50 KiB");
+        assert_eq!(fmt_bytes(12_400_000_000), "11.5 GiB");
+        assert_eq!(fmt_bytes(u64::MAX), "16.0 EiB");
     }
 
     #[test]

@@ -875,11 +875,7 @@ impl TcpEndpoint {
             self.rxt_sacked = IntervalSet::new();
             self.rescue_rxt = None;
             self.compute_pipe();
-            let cap = self
-                .scoreboard
-                .next_from(self.snd_una)
-                .map_or(self.snd_max, |(a, _)| a)
-                .min(self.snd_max);
+            let cap = self.hole_end(self.snd_una);
             let s = self.snd_una;
             let e = self.seg_end(s, cap);
             self.rxt_sent.clear();
@@ -1107,6 +1103,14 @@ impl TcpEndpoint {
         None
     }
 
+    /// Where the unSACKed range at `s` ends: the next SACKed byte, or SND.MAX.
+    fn hole_end(&self, s: u64) -> u64 {
+        self.scoreboard
+            .next_from(s)
+            .map_or(self.snd_max, |(a, _)| a)
+            .min(self.snd_max)
+    }
+
     /// RFC 6675 SetPipe in O(1) from the counters: unSACKed bytes not lost, plus retransmitted
     /// bytes (retransmissions go in sequence order, so they are the unSACKed bytes below
     /// HighRxt). [`TcpFlavor::Ns3`] adds retransmitted bytes SACKed since, as ns-3 3.37's
@@ -1138,11 +1142,7 @@ impl TcpEndpoint {
     fn partial_ack_retransmit(&mut self, now: Time, out: &mut TcpOutput) {
         let seg = self.next_seg(false).or_else(|| {
             let s = self.snd_una;
-            let cap = self
-                .scoreboard
-                .next_from(s)
-                .map_or(self.snd_max, |(a, _)| a)
-                .min(self.snd_max);
+            let cap = self.hole_end(s);
             let e = self.seg_end(s, cap);
             (e > s).then_some((s, e, SegKind::Hole { skipped_to: s }))
         });
@@ -1161,11 +1161,7 @@ impl TcpEndpoint {
         if let Some((_, b)) = self.scoreboard.containing(p) {
             p = b;
         }
-        let cap = self
-            .scoreboard
-            .next_from(p)
-            .map_or(self.snd_max, |(a, _)| a)
-            .min(self.snd_max);
+        let cap = self.hole_end(p);
         // Rule 1: the first lost hole above HighRxt.
         if p < self.lost_boundary && p < self.snd_max {
             let e = self.seg_end(p, cap);
