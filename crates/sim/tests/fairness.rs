@@ -116,11 +116,10 @@ fn eight_flows_red() {
 }
 /// Open gap (docs/sim/validation.md): 16 flows through RED miss the declared bounds, in ns-3
 /// too. Measured on the same set-up with PPP framing, window [2 s, 3 s): ns-3 3.37 gives the
-/// worst flow 0.27x the mean and Jain 0.76. Tandem now keeps every flow above half the mean
-/// (worst 0.55x, Jain 0.92) but misses the aggregate bound (891.5 Mb/s, RED's drops leave
-/// the port idle at times). Kept, not loosened.
+/// worst flow 0.27x the mean and Jain 0.76; Tandem 0.30x and 0.87 (aggregate 918 Mb/s).
+/// Kept, not loosened.
 #[test]
-#[ignore = "open gap: aggregate 891.5 Mb/s < 900; ns-3 misses the per-flow bounds (worst flow 0.27x, Jain 0.76); see docs/sim/validation.md"]
+#[ignore = "open gap: worst flow 0.30x the mean, Jain 0.87; ns-3 misses them too (0.27x, 0.76); see docs/sim/validation.md"]
 fn sixteen_flows_red() {
     check(16, true);
 }
