@@ -330,7 +330,7 @@ fn load(
     let mut overrides = fixed.to_vec();
     overrides.extend_from_slice(params);
     overrides.push(("seed".into(), seed.to_string()));
-    Scenario::load_with(scenario, &overrides, limits).map_err(|e| grid_error(e, params))
+    Scenario::load_with_systems(scenario, &overrides, limits, crate::systems::KINDS).map_err(|e| grid_error(e, params))
 }
 
 /// The folder of a finished run.

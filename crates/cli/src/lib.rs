@@ -37,4 +37,5 @@ pub mod sim_cmd;
 pub mod stdout;
 pub mod sweep_cmd;
 pub mod synth;
+pub mod systems;
 pub mod units;

@@ -53,7 +53,8 @@ pub fn load_with(
     if let Some(s) = seed {
         overrides.push(("seed".to_string(), s.to_string()));
     }
-    Scenario::load_with(scenario, &overrides, limits).map_err(|e| CliError::Input(e.to_string()))
+    Scenario::load_with_systems(scenario, &overrides, limits, crate::systems::KINDS)
+        .map_err(|e| CliError::Input(e.to_string()))
 }
 
 /// A duration in picoseconds for people: three significant digits in the largest fitting unit.
@@ -126,8 +127,19 @@ pub fn check(
         fmt_time(sc.flows.first().map_or(0, |f| f.start)),
         fmt_time(sc.flows.last().map_or(0, |f| f.start))
     );
+    outln!(
+        "switches   {}",
+        name_ranges(t.switches().iter().map(|&s| t.node(s).name.as_str()))
+    );
     if let Some(l) = t.hosts().first().and_then(|&h| t.host_link(h)) {
         outln!("host link  {} / {}", fmt_rate(l.cfg.rate_bps), fmt_time(l.cfg.delay));
+    }
+    for (i, p) in sc.systems.iter().enumerate() {
+        outln!(
+            "system[{i}]  {} on {}",
+            p.kind,
+            name_ranges(p.switches.iter().map(|&s| t.node(s).name.as_str()))
+        );
     }
     outln!(
         "memory     {}; limit {} (--max-memory)",
@@ -135,6 +147,41 @@ pub fn check(
         sim_limits::fmt_bytes(limits.max_memory_bytes)
     );
     Ok(())
+}
+
+/// Node names with runs of consecutive numbers written as ranges, the way scenario files name
+/// them: `leaf0..leaf3, spine0..spine1, core7`.
+fn name_ranges<'a>(names: impl Iterator<Item = &'a str>) -> String {
+    let split = |s: &'a str| {
+        let digits = s.len() - s.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+        let (p, n) = s.split_at(s.len() - digits);
+        (p, n.parse::<u64>().ok())
+    };
+    let mut runs: Vec<(&str, u64, u64)> = Vec::new();
+    let mut out: Vec<String> = Vec::new();
+    let flush = |runs: &mut Vec<(&str, u64, u64)>, out: &mut Vec<String>| {
+        for (p, a, b) in runs.drain(..) {
+            out.push(if a == b {
+                format!("{p}{a}")
+            } else {
+                format!("{p}{a}..{p}{b}")
+            });
+        }
+    };
+    for name in names {
+        match split(name) {
+            (p, Some(n)) => match runs.last_mut() {
+                Some(last) if last.0 == p && last.2 + 1 == n => last.2 = n,
+                _ => runs.push((p, n, n)),
+            },
+            (_, None) => {
+                flush(&mut runs, &mut out);
+                out.push(name.to_string());
+            }
+        }
+    }
+    flush(&mut runs, &mut out);
+    out.join(", ")
 }
 
 /// `tandem sim export-ns3`: the scenario as a spec for `bench/ns3/scenario.cc`.
@@ -259,6 +306,26 @@ fn print_summary(sc: &Scenario, s: &Value, events: u64, simulated: f64, wall: f6
         u(&s["ecn_marked"]),
         fmt_size(u(&s["peak_queue_bytes"]))
     );
+    // Placed systems: their counters summed over their switches (summary.json has each).
+    for entry in s["systems"].as_array().into_iter().flatten() {
+        let switches = entry["switches"].as_object();
+        let mut totals: Vec<(String, f64)> = Vec::new();
+        for counters in switches.into_iter().flat_map(|m| m.values()) {
+            for (k, v) in counters.as_object().into_iter().flatten() {
+                match totals.iter_mut().find(|t| &t.0 == k) {
+                    Some(t) => t.1 += f(v),
+                    None => totals.push((k.clone(), f(v))),
+                }
+            }
+        }
+        let shown: Vec<String> = totals.iter().map(|(k, v)| format!("{k} {v}")).collect();
+        outln!(
+            "{:<10} {} switches (counters summed): {}",
+            entry["kind"].as_str().unwrap_or(""),
+            switches.map_or(0, |m| m.len()),
+            shown.join(", ")
+        );
+    }
 }
 
 /// Every built-in experiment, from every crate that has some.

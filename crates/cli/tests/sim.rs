@@ -162,7 +162,7 @@ fn bad_scenarios_are_one_line_with_file_line_and_key() {
 fn every_shipped_scenario_checks() {
     let dir = PathBuf::from(scenario(""));
     let mut n = 0;
-    for sub in [dir.clone(), dir.join("validation")] {
+    for sub in [dir.clone(), dir.join("validation"), dir.join("systems")] {
         for e in std::fs::read_dir(&sub).unwrap() {
             let p = e.unwrap().path();
             let name = p.file_name().and_then(|n| n.to_str()).unwrap_or_default();
@@ -176,6 +176,68 @@ fn every_shipped_scenario_checks() {
         }
     }
     assert!(n >= 5, "found {n} scenarios");
+}
+
+#[test]
+fn systems_placed_by_a_scenario_run_and_bad_entries_are_input_errors() {
+    let s = Scratch::new("sim-systems");
+    let sc = scenario("systems/tcpu-leafspine.toml");
+    let o = tandem_in(s.path(), &["sim", "check", &sc]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    assert!(out.contains("switches   leaf0..leaf3, spine0..spine1"), "{out}");
+    assert!(out.contains("system[0]  tcpu on leaf0..leaf3"), "{out}");
+    let o = tandem_in(
+        s.path(),
+        &[
+            "sim",
+            "run",
+            &sc,
+            "--out",
+            "t",
+            "-q",
+            "--set",
+            "duration=60ms",
+            "--set",
+            "flows[0].duration=50ms",
+            "--set",
+            "flows[1].repeats=1",
+            "--set",
+            "output.plots=false",
+        ],
+    );
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    assert!(out.contains("tcpu       4 switches (counters summed): "), "{out}");
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(s.join("t/summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["systems"][0]["kind"], "tcpu");
+    let o = tandem_in(
+        s.path(),
+        &[
+            "sim",
+            "run",
+            &sc,
+            "--out",
+            "bad",
+            "-q",
+            "--set",
+            "system[0].switches=[\"h0\"]",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+    assert_eq!(
+        text(&o.stderr).trim(),
+        "tandem: --set: system[0].switches[0]: `h0` is a host, not a switch"
+    );
+    assert!(!s.join("bad").exists());
+    let o = tandem_in(s.path(), &["sim", "export-ns3", &sc]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr).contains("ns-3 has no model of `tcpu`"),
+        "{}",
+        text(&o.stderr)
+    );
 }
 
 #[test]

@@ -75,6 +75,12 @@ pub fn exported_bytes(bytes: u64) -> u64 {
 
 /// The spec text for `sc`, or what stands in the way.
 pub fn export(sc: &Scenario) -> Result<String, SpecError> {
+    if let Some(p) = sc.systems.first() {
+        return Err(SpecError(format!(
+            "system: ns-3 has no model of `{}` ([[system]] entries cannot be exported; remove them to compare the network alone)",
+            p.kind
+        )));
+    }
     let topo = &sc.topology;
     let mut s = String::from("tandem-ns3-spec 1\n");
     let _ = writeln!(s, "# scenario {} (seed {}), written by tandem", sc.name, sc.seed);

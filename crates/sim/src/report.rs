@@ -357,6 +357,26 @@ pub fn write_tables(sim: &Sim, dir: &Path) -> Result<(FlowStats, u64), TableErro
     Ok((stats, dropped))
 }
 
+/// The `systems` section of `summary.json`: per `[[system]]` entry its kind and, per switch
+/// (by name), the model's [`SwitchModel::system_counters`](crate::switch::SwitchModel::system_counters).
+pub fn systems(sim: &Sim, placed: &[crate::scenario::system::PlacedSystem]) -> Value {
+    let entries = placed
+        .iter()
+        .map(|p| {
+            let mut switches = serde_json::Map::new();
+            for &node in &p.switches {
+                let mut counters = serde_json::Map::new();
+                for (k, v) in sim.model(node).map(|m| m.system_counters()).unwrap_or_default() {
+                    counters.insert(k.to_string(), json!(v));
+                }
+                switches.insert(sim.nodes()[node.0 as usize].name.clone(), Value::Object(counters));
+            }
+            json!({ "kind": p.kind, "switches": switches })
+        })
+        .collect();
+    Value::Array(entries)
+}
+
 /// The summary object (also printed as the end-of-run table).
 pub fn summary(sim: &Sim, name: &str, seed: u64, duration: Time, st: &FlowStats, drops: u64) -> Value {
     let mut marked = 0;

@@ -101,6 +101,14 @@ pub fn build(sc: &Scenario, out_dir: Option<&Path>) -> Result<Sim, RunError> {
             sample_ports: sc.output.sample_ports.clone(),
         },
     );
+    for placed in &sc.systems {
+        for &node in &placed.switches {
+            sim.set_switch_queues(node, placed.placement.queues(node, sc.switch.queue));
+            if let Some(model) = placed.placement.model(node) {
+                sim.attach_model(node, model);
+            }
+        }
+    }
     if let Some(dir) = out_dir {
         for ((node, port), path, tmp) in pcap_paths(sc, dir) {
             let opened = File::create(&tmp)
@@ -125,7 +133,10 @@ pub fn build(sc: &Scenario, out_dir: Option<&Path>) -> Result<Sim, RunError> {
 /// captures (renamed into place once flushed).
 fn write_results(sc: &Scenario, sim: &mut Sim, out_dir: &Path, end: Time) -> Result<(FlowStats, Value), RunError> {
     let (flows, drops) = report::write_tables(sim, out_dir).map_err(RunError::Table)?;
-    let summary = report::summary(sim, &sc.name, sc.seed, end, &flows, drops);
+    let mut summary = report::summary(sim, &sc.name, sc.seed, end, &flows, drops);
+    if !sc.systems.is_empty() {
+        summary["systems"] = report::systems(sim, &sc.systems);
+    }
     let path = out_dir.join("summary.json");
     let mut w = crate::table::AtomicFile::create(&path).map_err(RunError::Table)?;
     serde_json::to_writer_pretty(&mut w, &summary).map_err(|e| RunError::Io(path.clone(), e.into()))?;

@@ -24,7 +24,7 @@ use crate::limits::{fmt_bytes, Limits, MemoryEstimate};
 use crate::packet::NodeId;
 use crate::tcp::MAX_STREAM_BYTES;
 use crate::time::{Time, NS, US};
-use crate::topology::{line_at, Shape, Topology, TopologySize};
+use crate::topology::{line_at, NodeKind, Shape, Topology, TopologySize};
 use crate::units::{fmt_time, FractionArg, RateArg, SizeArg, TimeArg};
 use crate::workload::{self, FlowSizeCdf, FlowSpec, PoissonLimit};
 use rustc_hash::FxHashMap;
@@ -99,6 +99,8 @@ pub struct Scenario {
     pub flows: Vec<FlowSpec>,
     /// Outputs.
     pub output: OutputConfig,
+    /// Systems placed on switches (`[[system]]`), in file order.
+    pub systems: Vec<system::PlacedSystem>,
 }
 
 /// The seed given to the workload generator of `[[flows]]` entry `index`: a SplitMix64 mix of
@@ -316,6 +318,8 @@ struct RawScenario {
     flows: Vec<toml::Value>,
     #[serde(default)]
     output: RawOutput,
+    #[serde(default)]
+    system: Vec<toml::Value>,
 }
 
 #[derive(Deserialize, Default)]
@@ -625,6 +629,17 @@ impl Scenario {
     /// than `limits.max_memory_bytes` ([`MemoryEstimate`], checked before anything of that
     /// size is allocated) is an error naming the key that asks for most of it.
     pub fn load_with(path: &Path, overrides: &[(String, String)], limits: &Limits) -> Result<Scenario, ScenarioError> {
+        Scenario::load_with_systems(path, overrides, limits, &[])
+    }
+
+    /// [`Scenario::load_with`] for a program that places systems: `[[system]]` entries may name
+    /// any of `systems` ([`system`]).
+    pub fn load_with_systems(
+        path: &Path,
+        overrides: &[(String, String)],
+        limits: &Limits,
+        systems: &[&dyn system::SystemKind],
+    ) -> Result<Scenario, ScenarioError> {
         let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
             file: path.display().to_string(),
             line: None,
@@ -636,7 +651,15 @@ impl Scenario {
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default();
-        Scenario::parse_with(&text, &path.display().to_string(), &stem, &base, overrides, limits)
+        Scenario::parse_with_systems(
+            &text,
+            &path.display().to_string(),
+            &stem,
+            &base,
+            overrides,
+            limits,
+            systems,
+        )
     }
 
     /// Validates scenario `text` (named `file_name` in errors; `default_name` is used when it
@@ -660,6 +683,20 @@ impl Scenario {
         base_dir: &Path,
         overrides: &[(String, String)],
         limits: &Limits,
+    ) -> Result<Scenario, ScenarioError> {
+        Scenario::parse_with_systems(text, file_name, default_name, base_dir, overrides, limits, &[])
+    }
+
+    /// [`Scenario::parse_with`] for a program that places systems (see
+    /// [`Scenario::load_with_systems`]).
+    pub fn parse_with_systems(
+        text: &str,
+        file_name: &str,
+        default_name: &str,
+        base_dir: &Path,
+        overrides: &[(String, String)],
+        limits: &Limits,
+        systems: &[&dyn system::SystemKind],
     ) -> Result<Scenario, ScenarioError> {
         let mut ctx = Ctx {
             file: file_name.to_string(),
@@ -692,7 +729,7 @@ impl Scenario {
             ctx.overridden.push(path);
         }
         let raw: RawScenario = ctx.de(root, &[])?;
-        build(&ctx, raw, default_name)
+        build(&ctx, raw, default_name, systems)
     }
 
     /// What a run of this scenario needs ([`crate::limits`]), from its topology, flows and
@@ -807,7 +844,12 @@ fn apply_override(root: &mut toml::Value, path: &[Seg], value: &str) -> Result<(
     }
 }
 
-fn build(ctx: &Ctx, raw: RawScenario, default_name: &str) -> Result<Scenario, ScenarioError> {
+fn build(
+    ctx: &Ctx,
+    raw: RawScenario,
+    default_name: &str,
+    kinds: &[&dyn system::SystemKind],
+) -> Result<Scenario, ScenarioError> {
     let duration = raw.duration.0;
     if duration == 0 {
         return Err(ctx.err(&[Seg::Key("duration".into())], "must be above 0"));
@@ -862,6 +904,7 @@ fn build(ctx: &Ctx, raw: RawScenario, default_name: &str) -> Result<Scenario, Sc
         },
     };
     let tcp = build_tcp(ctx, raw.tcp)?;
+    let systems = system::build_systems(ctx, raw.system, &topology, &switch, kinds)?;
     let mut flows = Vec::new();
     for (i, v) in raw.flows.into_iter().enumerate() {
         let at = index(&[Seg::Key("flows".into())], i);
@@ -899,6 +942,7 @@ fn build(ctx: &Ctx, raw: RawScenario, default_name: &str) -> Result<Scenario, Sc
         tcp,
         flows,
         output,
+        systems,
     })
 }
 
@@ -1240,30 +1284,49 @@ fn build_tcp(ctx: &Ctx, t: RawTcp) -> Result<TcpConfig, ScenarioError> {
 
 /// A host list: `"all"`, or a list of names and inclusive ranges like `"h1..h16"`.
 fn host_set(ctx: &Ctx, topo: &Topology, v: Option<toml::Value>, at: &[Seg]) -> Result<Vec<NodeId>, ScenarioError> {
+    node_set(ctx, topo, v, at, NodeKind::Host)
+}
+
+/// A list of node names and ranges like `h1..h16` (or `"all"`, or nothing: all) of one kind.
+fn node_set(
+    ctx: &Ctx,
+    topo: &Topology,
+    v: Option<toml::Value>,
+    at: &[Seg],
+    kind: NodeKind,
+) -> Result<Vec<NodeId>, ScenarioError> {
+    let (all, noun, nouns, example) = match kind {
+        NodeKind::Host => (topo.hosts(), "host", "hosts", "h1..h16"),
+        NodeKind::Switch => (topo.switches(), "switch", "switches", "edge0..edge7"),
+    };
+    let one = |name: &str, at: &[Seg]| match kind {
+        NodeKind::Host => host(ctx, topo, name, at),
+        NodeKind::Switch => switch(ctx, topo, name, at),
+    };
     let v = match v {
-        None => return Ok(topo.hosts().to_vec()),
+        None => return Ok(all.to_vec()),
         Some(v) => v,
     };
     let items: Vec<String> = match v {
-        toml::Value::String(s) if s == "all" => return Ok(topo.hosts().to_vec()),
+        toml::Value::String(s) if s == "all" => return Ok(all.to_vec()),
         toml::Value::String(s) => vec![s],
         other => ctx.de::<Vec<String>>(other, at).map_err(|mut e| {
             e.message = format!(
-                "expected \"all\" or a list of host names and ranges like \"h1..h16\" ({})",
+                "expected \"all\" or a list of {noun} names and ranges like \"{example}\" ({})",
                 e.message
             );
             e
         })?,
     };
-    // A list of ranges can name hosts again and again: its length (a range yields at most
-    // every host once before it names one that does not exist) is bounded by the memory limit
+    // A list of ranges can name nodes again and again: its length (a range yields at most
+    // every node once before it names one that does not exist) is bounded by the memory limit
     // before the list is made.
-    let hosts = topo.hosts().len() as u64;
+    let count = all.len() as u64;
     let len = items
         .iter()
         .map(
             |item| match item.split_once("..").map(|(a, b)| (split_name(a).1, split_name(b).1)) {
-                Some((Some(na), Some(nb))) if na <= nb => (u64::from(nb - na) + 1).min(hosts),
+                Some((Some(na), Some(nb))) if na <= nb => (u64::from(nb - na) + 1).min(count),
                 _ => 1,
             },
         )
@@ -1272,7 +1335,7 @@ fn host_set(ctx: &Ctx, topo: &Topology, v: Option<toml::Value>, at: &[Seg]) -> R
         return Err(ctx.err(
             at,
             format!(
-                "the host list would have {len} entries, more than the memory limit of {} allows",
+                "the {noun} list would have {len} entries, more than the memory limit of {} allows",
                 fmt_bytes(ctx.limits.max_memory_bytes)
             ),
         ));
@@ -1286,19 +1349,19 @@ fn host_set(ctx: &Ctx, topo: &Topology, v: Option<toml::Value>, at: &[Seg]) -> R
             match (na, nb) {
                 (Some(na), Some(nb)) if pa == pb && na <= nb => {
                     for n in na..=nb {
-                        out.push(host(ctx, topo, &format!("{pa}{n}"), &iat)?);
+                        out.push(one(&format!("{pa}{n}"), &iat)?);
                     }
                 }
                 _ => {
-                    return Err(ctx.err(&iat, format!("`{item}` is not a range like h1..h16")));
+                    return Err(ctx.err(&iat, format!("`{item}` is not a range like {example}")));
                 }
             }
         } else {
-            out.push(host(ctx, topo, item, &iat)?);
+            out.push(one(item, &iat)?);
         }
     }
     if out.is_empty() {
-        return Err(ctx.err(at, "no hosts"));
+        return Err(ctx.err(at, format!("no {nouns}")));
     }
     Ok(out)
 }
@@ -1320,6 +1383,17 @@ fn host(ctx: &Ctx, topo: &Topology, name: &str, at: &[Seg]) -> Result<NodeId, Sc
                 "no host named `{name}` (hosts are h0..h{})",
                 topo.hosts().len().saturating_sub(1)
             ),
+        )),
+    }
+}
+
+fn switch(ctx: &Ctx, topo: &Topology, name: &str, at: &[Seg]) -> Result<NodeId, ScenarioError> {
+    match topo.find(name) {
+        Some(id) if !topo.is_host(id) => Ok(id),
+        Some(_) => Err(ctx.err(at, format!("`{name}` is a host, not a switch"))),
+        None => Err(ctx.err(
+            at,
+            format!("no switch named `{name}` (`tandem sim check` lists the switches)"),
         )),
     }
 }
@@ -1513,6 +1587,8 @@ fn build_flows(
         }
     }
 }
+
+pub mod system;
 
 #[cfg(test)]
 mod tests;

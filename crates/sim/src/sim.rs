@@ -241,6 +241,15 @@ impl Sim {
         n.model = Some(model);
     }
 
+    /// Gives every port of switch `node` fresh egress queues of configuration `cfg` (before a
+    /// run: what the old queues held and counted is gone). For a switch whose model needs other
+    /// queues than the scenario's, such as TCPU's three classes.
+    pub fn set_switch_queues(&mut self, node: NodeId, cfg: QueueConfig) {
+        for p in &mut self.nodes[node.0 as usize].ports {
+            p.queues = EgressQueues::new(cfg).with_link_rate(p.link.rate_bps);
+        }
+    }
+
     /// Adds a pcap tap on the egress of `node`'s `port`: every packet it sends is written.
     pub fn add_tap(&mut self, node: NodeId, port: u16, tap: Tap) {
         self.taps.push(tap);

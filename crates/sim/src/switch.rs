@@ -222,6 +222,12 @@ pub trait SwitchModel {
     fn report(&self) -> Vec<(String, f64)> {
         Vec::new()
     }
+    /// The counters a scenario's `summary.json` lists for a switch that carries a placed
+    /// system (`[[system]]`, see [`crate::scenario::system`]): the few a user of that system
+    /// looks at first, under names without the system's prefix.
+    fn system_counters(&self) -> Vec<(&'static str, f64)> {
+        Vec::new()
+    }
 }
 
 #[cfg(test)]

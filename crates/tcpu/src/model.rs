@@ -53,6 +53,7 @@ pub mod flashcrowd;
 pub mod forwarding;
 pub mod longflows;
 pub mod offload;
+pub mod placed;
 
 use crate::config::{ConfigError, TcpuConfig};
 use crate::core::{Action, DropReason, Event, Tcpu};
@@ -125,6 +126,9 @@ pub struct ModelStats {
     pub peak_held: u64,
     /// Most flow entries installed at once.
     pub peak_flow_entries: u64,
+    /// Flow entries installed in a free slot (flows ever offloaded to the ASIC; an entry
+    /// rewritten in place, such as a pin, is not counted again).
+    pub flow_installs: u64,
     /// Operations the ASIC refused (a full table, an unknown port).
     pub op_failures: u64,
     /// Events the core refused (should stay 0).
@@ -151,7 +155,7 @@ pub fn queue_config(cfg: &TcpuConfig, base: tandem_sim::config::QueueConfig) -> 
 }
 
 /// [`Tcpu`] as a simulated switch's model. See the [module documentation](self).
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct TcpuModel {
     core: Tcpu,
     actions: Vec<Action>,
@@ -330,6 +334,7 @@ impl TcpuModel {
                     true
                 } else if self.flow_rules.len() < k {
                     self.flow_rules.insert(f, FlowEntry { rule, bytes: 0 });
+                    self.stats.flow_installs += 1;
                     self.stats.peak_flow_entries = self.stats.peak_flow_entries.max(self.flow_rules.len() as u64);
                     true
                 } else {
@@ -550,6 +555,25 @@ impl SwitchModel for TcpuModel {
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))
         .collect()
+    }
+
+    fn system_counters(&self) -> Vec<(&'static str, f64)> {
+        let c = self.core.stats();
+        let s = self.stats;
+        vec![
+            ("table_entries", self.flow_rules.len() as f64),
+            ("table_capacity", f64::from(self.core.config().asic_flow_entries)),
+            ("peak_table_entries", s.peak_flow_entries as f64),
+            ("offloaded_flows", s.flow_installs as f64),
+            ("swaps", (c.rank_swaps + c.inactive_swaps) as f64),
+            ("software_packets", s.to_cpu_packets as f64),
+            ("asic_rule_packets", s.asic_rule_packets as f64),
+            ("deep_buffer_peak_bytes", self.core.peak_dram() as f64),
+            ("rport_installs", c.rport_installs as f64),
+            ("long_pins", c.long_pins as f64),
+            ("attackers", c.attackers as f64),
+            ("cpu_drops", (s.drops_dram_full + s.drops_non_tcp) as f64),
+        ]
     }
 }
 
