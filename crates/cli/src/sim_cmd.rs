@@ -318,7 +318,16 @@ fn print_summary(sc: &Scenario, s: &Value, events: u64, simulated: f64, wall: f6
                 }
             }
         }
-        let shown: Vec<String> = totals.iter().map(|(k, v)| format!("{k} {v}")).collect();
+        let shown: Vec<String> = totals
+            .iter()
+            .map(|(k, v)| {
+                if v.fract() == 0.0 {
+                    format!("{k} {v}")
+                } else {
+                    format!("{k} {v:.4}")
+                }
+            })
+            .collect();
         outln!(
             "{:<10} {} switches (counters summed): {}",
             entry["kind"].as_str().unwrap_or(""),

@@ -4,4 +4,7 @@
 use tandem_sim::scenario::system::SystemKind;
 
 /// Every kind `tandem` places, by its `kind` name.
-pub const KINDS: &[&dyn SystemKind] = &[&tandem_tcpu::model::placed::TcpuKind];
+pub const KINDS: &[&dyn SystemKind] = &[
+    &tandem_tcpu::model::placed::TcpuKind,
+    &tandem_coswitch::model::placed::CoswitchKind,
+];

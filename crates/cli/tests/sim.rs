@@ -241,6 +241,53 @@ fn systems_placed_by_a_scenario_run_and_bad_entries_are_input_errors() {
 }
 
 #[test]
+fn a_scenario_mixing_two_kinds_runs_and_is_deterministic() {
+    let s = Scratch::new("sim-mixed");
+    let sc = scenario("systems/mixed-leafspine.toml");
+    let run = |out: &str| {
+        let args = [
+            "sim",
+            "run",
+            &sc,
+            "--out",
+            out,
+            "-q",
+            "--set",
+            "duration=120ms",
+            "--set",
+            "flows[0].duration=100ms",
+            "--set",
+            "flows[1].repeats=1",
+            "--set",
+            "output.plots=false",
+        ];
+        tandem_in(s.path(), &args)
+    };
+    let o = run("a");
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    assert!(out.contains("tcpu       2 switches"), "{out}");
+    assert!(out.contains("coswitch   2 switches"), "{out}");
+    assert!(run("b").status.success());
+    for f in ["summary.json", "flows.csv", "drops.csv", "queues.csv"] {
+        assert!(
+            std::fs::read(s.join("a").join(f)).unwrap() == std::fs::read(s.join("b").join(f)).unwrap(),
+            "{f} differs between two runs"
+        );
+    }
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(s.join("a/summary.json")).unwrap()).unwrap();
+    let kinds: Vec<&str> = summary["systems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["tcpu", "coswitch"]);
+    assert!(summary["systems"][1]["switches"]["leaf2"]["servers"].as_f64() == Some(8.0));
+}
+
+#[test]
 fn reproduce_lists_and_runs_from_anywhere() {
     let s = Scratch::new("reproduce");
     let o = tandem_in(s.path(), &["reproduce", "--list"]);

@@ -9,6 +9,7 @@ pub mod adapt;
 pub mod compare;
 pub mod cpu;
 pub mod network;
+pub mod placed;
 pub mod profile;
 pub mod replay;
 pub mod sweep;

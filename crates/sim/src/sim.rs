@@ -106,6 +106,7 @@ pub struct Sim {
     scratch_sends: Vec<(u16, PacketId)>,
     scratch_timers: Vec<(Time, u64)>,
     scratch_frees: Vec<PacketId>,
+    scratch_forwards: Vec<(u16, PacketId)>,
     scratch_events: Vec<TcpEvent>,
     taps: Vec<Tap>,
     options: SimOptions,
@@ -220,6 +221,7 @@ impl Sim {
             scratch_sends: Vec::new(),
             scratch_timers: Vec::new(),
             scratch_frees: Vec::new(),
+            scratch_forwards: Vec::new(),
             scratch_events: Vec::new(),
             taps: Vec::new(),
             options,
@@ -471,6 +473,7 @@ impl Sim {
         let mut sends = std::mem::take(&mut self.scratch_sends);
         let mut timers = std::mem::take(&mut self.scratch_timers);
         let mut frees = std::mem::take(&mut self.scratch_frees);
+        let mut forwards = std::mem::take(&mut self.scratch_forwards);
         let mut cx = SwitchCtx {
             now: self.now,
             node,
@@ -480,6 +483,7 @@ impl Sim {
             sends: &mut sends,
             timers: &mut timers,
             frees: &mut frees,
+            forwards: &mut forwards,
         };
         f(model.as_mut(), &mut cx);
         self.nodes[node.0 as usize].model = Some(model);
@@ -493,6 +497,11 @@ impl Sim {
             let now = self.now;
             self.enqueue(node, port, pkt, now);
         }
+        for (in_port, pkt) in forwards.drain(..) {
+            let now = self.now;
+            self.route(node, in_port, pkt, now);
+        }
+        self.scratch_forwards = forwards;
         self.scratch_sends = sends;
         self.scratch_timers = timers;
         self.scratch_frees = frees;
@@ -526,6 +535,11 @@ impl Sim {
                 Verdict::Consumed => return,
             }
         }
+        self.route(node, port, pkt, last_bit);
+    }
+
+    /// The switch pipeline after the model: tables, then routing, then the egress.
+    fn route(&mut self, node: NodeId, port: u16, pkt: PacketId, last_bit: Time) {
         // Tables.
         let mut out_port = None;
         {

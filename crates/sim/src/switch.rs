@@ -176,6 +176,7 @@ pub struct SwitchCtx<'a> {
     pub(crate) sends: &'a mut Vec<(u16, PacketId)>,
     pub(crate) timers: &'a mut Vec<(Time, u64)>,
     pub(crate) frees: &'a mut Vec<PacketId>,
+    pub(crate) forwards: &'a mut Vec<(u16, PacketId)>,
 }
 
 impl SwitchCtx<'_> {
@@ -190,6 +191,12 @@ impl SwitchCtx<'_> {
     /// Asks for [`SwitchModel::on_timer`] with `token` at time `at`.
     pub fn set_timer(&mut self, at: Time, token: u64) {
         self.timers.push((at, token));
+    }
+    /// Sends a packet the model holds on through the switch's tables and routing now, as if it
+    /// had just arrived on `in_port` and the model had said [`Verdict::Continue`] (for a model
+    /// that delays packets, such as a CPU queue in front of the forwarding).
+    pub fn forward(&mut self, in_port: u16, pkt: PacketId) {
+        self.forwards.push((in_port, pkt));
     }
     /// Releases a packet the model consumed and will not send (counted as a model drop by the
     /// model itself, if it wants).
