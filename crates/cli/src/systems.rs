@@ -7,4 +7,5 @@ use tandem_sim::scenario::system::SystemKind;
 pub const KINDS: &[&dyn SystemKind] = &[
     &tandem_tcpu::model::placed::TcpuKind,
     &tandem_coswitch::model::placed::CoswitchKind,
+    &tandem_turboswitch::model::placed::TurboswitchKind,
 ];

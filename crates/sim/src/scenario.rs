@@ -904,7 +904,7 @@ fn build(
         },
     };
     let tcp = build_tcp(ctx, raw.tcp)?;
-    let systems = system::build_systems(ctx, raw.system, &topology, &switch, kinds)?;
+    let systems = system::build_systems(ctx, raw.system, &topology, &switch, seed, kinds)?;
     let mut flows = Vec::new();
     for (i, v) in raw.flows.into_iter().enumerate() {
         let at = index(&[Seg::Key("flows".into())], i);

@@ -107,6 +107,7 @@ pub struct Sim {
     scratch_timers: Vec<(Time, u64)>,
     scratch_frees: Vec<PacketId>,
     scratch_forwards: Vec<(u16, PacketId)>,
+    scratch_drops: Vec<(u16, PacketId, &'static str)>,
     scratch_events: Vec<TcpEvent>,
     taps: Vec<Tap>,
     options: SimOptions,
@@ -222,6 +223,7 @@ impl Sim {
             scratch_timers: Vec::new(),
             scratch_frees: Vec::new(),
             scratch_forwards: Vec::new(),
+            scratch_drops: Vec::new(),
             scratch_events: Vec::new(),
             taps: Vec::new(),
             options,
@@ -474,6 +476,7 @@ impl Sim {
         let mut timers = std::mem::take(&mut self.scratch_timers);
         let mut frees = std::mem::take(&mut self.scratch_frees);
         let mut forwards = std::mem::take(&mut self.scratch_forwards);
+        let mut drops = std::mem::take(&mut self.scratch_drops);
         let mut cx = SwitchCtx {
             now: self.now,
             node,
@@ -484,6 +487,7 @@ impl Sim {
             timers: &mut timers,
             frees: &mut frees,
             forwards: &mut forwards,
+            drops: &mut drops,
         };
         f(model.as_mut(), &mut cx);
         self.nodes[node.0 as usize].model = Some(model);
@@ -493,6 +497,13 @@ impl Sim {
         for pkt in frees.drain(..) {
             self.pool.remove(pkt);
         }
+        for (in_port, pkt, why) in drops.drain(..) {
+            let size = self.pool.remove(pkt).size;
+            if let Some(p) = self.nodes[node.0 as usize].ports.get_mut(usize::from(in_port)) {
+                p.queues.count_external_drop(DropReason::Model(why), size);
+            }
+        }
+        self.scratch_drops = drops;
         for (port, pkt) in sends.drain(..) {
             let now = self.now;
             self.enqueue(node, port, pkt, now);

@@ -177,6 +177,7 @@ pub struct SwitchCtx<'a> {
     pub(crate) timers: &'a mut Vec<(Time, u64)>,
     pub(crate) frees: &'a mut Vec<PacketId>,
     pub(crate) forwards: &'a mut Vec<(u16, PacketId)>,
+    pub(crate) drops: &'a mut Vec<(u16, PacketId, &'static str)>,
 }
 
 impl SwitchCtx<'_> {
@@ -197,6 +198,11 @@ impl SwitchCtx<'_> {
     /// that delays packets, such as a CPU queue in front of the forwarding).
     pub fn forward(&mut self, in_port: u16, pkt: PacketId) {
         self.forwards.push((in_port, pkt));
+    }
+    /// Drops a packet the model holds, counted in drops.csv at ingress port `in_port` of this
+    /// switch with reason `why` (as [`Verdict::Drop`] does for a packet just arrived).
+    pub fn drop(&mut self, in_port: u16, pkt: PacketId, why: &'static str) {
+        self.drops.push((in_port, pkt, why));
     }
     /// Releases a packet the model consumed and will not send (counted as a model drop by the
     /// model itself, if it wants).

@@ -68,6 +68,9 @@ pub struct Site<'a> {
     pub switches: &'a [NodeId],
     /// The scenario's switch configuration (queues, buffer, forwarding).
     pub switch: &'a SwitchConfig,
+    /// The scenario's seed: a model that draws random numbers seeds them from it (mixed with
+    /// its switch's id), so that the run stays a function of the scenario and seed.
+    pub seed: u64,
 }
 
 impl Site<'_> {
@@ -98,6 +101,7 @@ pub(super) fn build_systems(
     entries: Vec<toml::Value>,
     topology: &Topology,
     switch: &SwitchConfig,
+    seed: u64,
     kinds: &[&dyn SystemKind],
 ) -> Result<Vec<PlacedSystem>, ScenarioError> {
     let names: Vec<&str> = kinds.iter().map(|k| k.name()).collect();
@@ -145,6 +149,7 @@ pub(super) fn build_systems(
             topology,
             switches: &switches,
             switch,
+            seed,
         };
         let placement = kind.place(&site, toml::Value::Table(t))?;
         out.push(PlacedSystem {

@@ -5,7 +5,9 @@
 pub mod capacity;
 pub mod common;
 pub mod controller;
+pub mod lanes;
 pub mod latency;
+pub mod placed;
 pub mod selfclock;
 pub mod sim;
 

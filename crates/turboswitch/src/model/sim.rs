@@ -17,6 +17,7 @@
 //! Every packet ends delivered, lost (first reason counted once) or in flight at the end, and
 //! [`SimResult::accounted`] checks that they add up.
 
+use super::lanes::LanedQueue;
 use crate::config::{CoreConfig, Mode, SwitchConfig};
 use crate::core::{Action, CoreStats, DropReason, Event, Lane, NfPacket, QueueKind, TurboSwitch};
 use crate::nf::{Nf, NfConfig, LINK_BPS};
@@ -24,7 +25,7 @@ use crate::types::{tx_time, PacketId, Tag, Time, MS, SEC};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 use std::cmp::Ordering;
-use std::collections::{BTreeMap, BinaryHeap, VecDeque};
+use std::collections::{BTreeMap, BinaryHeap};
 
 /// A stretch of constant offered load.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -293,9 +294,7 @@ enum Kind {
 struct Port {
     kind: Kind,
     bps: u64,
-    lanes: [VecDeque<Entry>; 2],
-    bytes: [u64; 2],
-    busy: Option<Entry>,
+    q: LanedQueue<Entry>,
 }
 
 /// Most time-series bins a run may ask for.
@@ -362,9 +361,7 @@ pub fn run(cfg: &SimConfig) -> Result<SimResult, SimError> {
     let port = |kind, bps| Port {
         kind,
         bps,
-        lanes: [VecDeque::new(), VecDeque::new()],
-        bytes: [0, 0],
-        busy: None,
+        q: LanedQueue::default(),
     };
     let mut ports = vec![port(Kind::NfDown, bps), port(Kind::NfUp, LINK_BPS)];
     ports.extend((0..cfg.core.recirc_ports).map(|_| port(Kind::Recirc, bps)));
@@ -513,7 +510,7 @@ impl Sim<'_> {
         for r in 0..usize::from(self.cfg.core.recirc_ports) {
             let p = &self.ports[RECIRC0 + r];
             // The controller sees the whole port queue: parking lane + fast lane.
-            let parking = p.bytes[0] + p.bytes[1];
+            let parking = p.q.waiting_bytes();
             total += parking;
             if self.cfg.core.mode == Mode::Copies {
                 self.push(
@@ -674,9 +671,8 @@ impl Sim<'_> {
             self.buffer += b;
             self.r.max_buffer = self.r.max_buffer.max(self.buffer);
         }
-        p.lanes[lane.index()].push_back(e);
-        p.bytes[lane.index()] += b;
-        if p.busy.is_none() {
+        p.q.push(lane, e, e.bytes);
+        if !p.q.is_busy() {
             self.start_tx(now, i);
         }
         true
@@ -686,14 +682,11 @@ impl Sim<'_> {
         let Some(p) = self.ports.get_mut(i) else {
             return;
         };
-        let lane = if p.lanes[0].is_empty() { 1 } else { 0 };
-        let Some(e) = p.lanes[lane].pop_front() else {
+        let Some((lane, e, b)) = p.q.start() else {
             return;
         };
-        let b = u64::from(e.bytes);
-        p.bytes[lane] -= b;
+        let b = u64::from(b);
         let (kind, bps) = (p.kind, p.bps);
-        p.busy = Some(e);
         if kind != Kind::NfUp {
             self.buffer -= b;
         }
@@ -712,11 +705,11 @@ impl Sim<'_> {
         let Some(p) = self.ports.get_mut(i) else {
             return;
         };
-        let Some(e) = p.busy.take() else {
+        let Some(e) = p.q.finish() else {
             return;
         };
         let kind = p.kind;
-        let more = !p.lanes[0].is_empty() || !p.lanes[1].is_empty();
+        let more = p.q.has_waiting();
         let back = now + self.cfg.switch.pipeline_latency;
         match (kind, e.what) {
             (Kind::NfDown, _) => {
