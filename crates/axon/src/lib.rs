@@ -81,6 +81,7 @@ pub mod counters;
 pub mod dataplane;
 #[cfg(feature = "sim")]
 pub mod model;
+pub mod node;
 pub mod output;
 pub mod port;
 pub mod route_memory;

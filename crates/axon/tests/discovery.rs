@@ -21,7 +21,7 @@ fn ring(n: u64) -> (LineSpec, Testbed) {
 
 /// The up links every control plane knows, as sorted endpoint pairs.
 fn known_links(tb: &Testbed, device: u64) -> BTreeSet<(Endpoint, Endpoint)> {
-    let topo = tb.node(device).unwrap().cp.topology();
+    let topo = tb.node(device).unwrap().control().topology();
     topo.links()
         .iter()
         .filter(|l| l.up)
@@ -41,7 +41,7 @@ fn a_ring_of_four_discovers_its_exact_topology() {
     assert_eq!(truth.len(), 4);
     for d in 1..=4 {
         assert_eq!(known_links(&tb, d), truth, "axon {d}");
-        let cp = &tb.node(d).unwrap().cp;
+        let cp = tb.node(d).unwrap().control();
         assert_eq!(cp.topology().axons().count(), 4);
         assert_eq!(cp.discovery().unwrap().adjacencies().len(), 2);
         assert!(cp.counters().probes_sent >= 2 * 9, "a probe round every 100 us");
@@ -59,7 +59,7 @@ fn a_ring_of_three_discovers_its_exact_topology_and_latency() {
         .collect();
     for d in 1..=3 {
         assert_eq!(known_links(&tb, d), truth);
-        let disc = tb.node(d).unwrap().cp.discovery().unwrap();
+        let disc = tb.node(d).unwrap().control().discovery().unwrap();
         for a in disc.adjacencies().values() {
             assert_eq!(a.latency_ps, Some(1_500_000), "the configured propagation delay");
         }
@@ -85,7 +85,9 @@ fn a_cut_link_disappears_after_the_probe_timeout() {
         assert_eq!(links.len(), 3, "axon {d}");
         assert!(links.iter().all(|(a, b)| *a != cut && *b != cut));
     }
-    let timed_out: u64 = (1..=4).map(|d| tb.node(d).unwrap().cp.counters().links_timed_out).sum();
+    let timed_out: u64 = (1..=4)
+        .map(|d| tb.node(d).unwrap().control().counters().links_timed_out)
+        .sum();
     assert_eq!(timed_out, 2, "both ends noticed");
 }
 
@@ -96,7 +98,7 @@ fn discovery_runs_are_deterministic() {
         tb.run_until(2_000 * US);
         (1..=4)
             .map(|d| {
-                let cp = &tb.node(d).unwrap().cp;
+                let cp = tb.node(d).unwrap().control();
                 (cp.counters().clone(), cp.topology().clone())
             })
             .collect::<Vec<_>>()

@@ -96,7 +96,7 @@ fn a_dhcp_host_gets_an_address_from_its_axon_and_reaches_a_remote_host() {
     let bound = h.dhcp_bound_ps.expect("bound");
     assert!(bound >= 2 * 91 * US, "two DHCP replies of 91 us each");
     let ip = h.ip;
-    assert_eq!(tb.node(1).unwrap().cp.local_hosts()[&ip].port, 5);
+    assert_eq!(tb.node(1).unwrap().control().local_hosts()[&ip].port, 5);
     tb.send_at(tb.now(), c, host_ip(2, 0), 7);
     tb.run_until(3_000 * US);
     let got = &tb.host(b).unwrap().received;

@@ -168,11 +168,11 @@ impl Net {
     }
 
     fn cp(&self, d: u64) -> &ControlPlane {
-        &self.tb.node(d).unwrap().cp
+        self.tb.node(d).unwrap().control()
     }
 
     fn dev(&self, d: u64) -> &Device {
-        &self.tb.node(d).unwrap().dev
+        self.tb.node(d).unwrap().device()
     }
 
     fn log(&self) -> &[(u64, u64, ControlAction)] {
@@ -764,7 +764,10 @@ fn a_link_down_notice_with_discovery_on_withdraws_the_neighbor_at_once() {
     spec.discovery = Some(DiscoveryConfig::default());
     let mut tb = spec.build().unwrap();
     tb.run_until(500 * config::US);
-    assert_eq!(tb.node(1).unwrap().cp.discovery().unwrap().adjacencies().len(), 2);
+    assert_eq!(
+        tb.node(1).unwrap().control().discovery().unwrap().adjacencies().len(),
+        2
+    );
     let now = tb.now();
     tb.control_input_at(
         now,
@@ -774,7 +777,7 @@ fn a_link_down_notice_with_discovery_on_withdraws_the_neighbor_at_once() {
         },
     );
     tb.run_until(now + config::US);
-    let cp = &tb.node(1).unwrap().cp;
+    let cp = tb.node(1).unwrap().control();
     assert_eq!(cp.discovery().unwrap().adjacencies().len(), 1);
     assert_eq!(cp.topology().links().iter().filter(|l| l.up).count(), 2);
 }

@@ -122,11 +122,14 @@ pub fn run_setup(s: &Setup) -> Result<Outcome, ExperimentError> {
     tb.send_at(ARP_PS, src, to, 0);
     tb.run_until(STREAM_PS);
     let route = |tb: &super::Testbed| {
-        tb.node(1)
-            .and_then(|n| n.cp.route_to(2, to).map(|r| (r.entry.forward.clone(), r.links.clone())))
+        tb.node(1).and_then(|n| {
+            n.control()
+                .route_to(2, to)
+                .map(|r| (r.entry.forward.clone(), r.links.clone()))
+        })
     };
     let (path_before, links) = route(&tb).ok_or_else(|| err("no route after ARP"))?;
-    let cp1 = &tb.node(1).ok_or_else(|| err("no axon 1"))?.cp;
+    let cp1 = tb.node(1).ok_or_else(|| err("no axon 1"))?.control();
     let id = *links.last().ok_or_else(|| err("an empty route"))?;
     let link = cp1
         .topology()

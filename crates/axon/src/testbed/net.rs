@@ -1,4 +1,5 @@
-//! The testbed's network and event loop: Axon nodes (a [`Device`] and its [`ControlPlane`]),
+//! The testbed's network and event loop: Axon nodes ([`AxonNode`]: a [`Device`] and its
+//! [`ControlPlane`], wired as live),
 //! links between Axon ports and from host ports to [`Host`]s, each with its own propagation
 //! delay (the line rate is the device port's, or the host's), and one queue of timed items.
 //!
@@ -13,7 +14,8 @@ use crate::config::DeviceConfig;
 use crate::control::{
     ControlAction, ControlConfig, ControlConfigError, ControlInput, ControlPlane, Endpoint, Topology,
 };
-use crate::dataplane::{Action, Device, Event};
+use crate::dataplane::{Device, Event};
+use crate::node::{AxonNode, NodeOutput, TxDone};
 use crate::port::PortKind;
 use crate::timing::wire_time_ps;
 use crate::ConfigError;
@@ -65,14 +67,8 @@ pub enum FailureNotice {
     Nobody,
 }
 
-/// One Axon: its data plane and control plane.
-#[derive(Debug, Clone)]
-pub struct Node {
-    /// The data plane.
-    pub dev: Device,
-    /// The control plane.
-    pub cp: ControlPlane,
-}
+/// One Axon: its data plane and control plane, wired by the node every driver uses.
+pub type Node = AxonNode;
 
 /// What is at the far end of a port.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -92,6 +88,7 @@ struct Wire {
 enum Item {
     Dev(u64, Event),
     Cp(u64, ControlInput),
+    Timer(u64, u64),
     HostRx(HostId, Vec<u8>),
     HostSend(HostId, Ipv4Addr, u64),
     HostRaw(HostId, Vec<u8>),
@@ -116,7 +113,6 @@ pub struct Testbed {
     wires: BTreeMap<Endpoint, Wire>,
     hosts: Vec<Host>,
     queue: BTreeMap<(u64, u64), Item>,
-    wake: BTreeMap<u64, u64>,
     seq: u64,
     now: u64,
     counters: TestbedCounters,
@@ -138,7 +134,9 @@ impl Testbed {
         }
         let dev = Device::new(dev).map_err(TestbedError::Device)?;
         let cp = ControlPlane::new(cp, topo).map_err(TestbedError::Control)?;
-        self.nodes.insert(id, Node { dev, cp });
+        let mut node = AxonNode::new(dev, cp, TxDone::Driver);
+        node.set_own_wakeups(!self.timers_off);
+        self.nodes.insert(id, node);
         Ok(())
     }
 
@@ -147,10 +145,10 @@ impl Testbed {
             return Err(TestbedError::PortInUse(at));
         }
         let node = self.nodes.get_mut(&at.device).ok_or(TestbedError::NoSuchPort(at))?;
-        if usize::from(at.port) >= node.dev.port_count() {
+        if usize::from(at.port) >= node.device().port_count() {
             return Err(TestbedError::NoSuchPort(at));
         }
-        node.dev.set_port_kind(at.port, kind).map_err(TestbedError::Route)
+        node.set_port_kind(at.port, kind).map_err(TestbedError::Route)
     }
 
     /// Wires two Axon ports with a link of `delay_ps` propagation delay (both become Axon ports).
@@ -210,6 +208,9 @@ impl Testbed {
     /// to the next lease or route timeout.
     pub fn set_timers(&mut self, on: bool) {
         self.timers_off = !on;
+        for n in self.nodes.values_mut() {
+            n.set_own_wakeups(on);
+        }
     }
 
     /// The current time.
@@ -329,23 +330,22 @@ impl Testbed {
                         return;
                     }
                 }
-                let mut acts = vec![];
+                let mut out = vec![];
                 let Some(n) = self.nodes.get_mut(&d) else { return };
-                n.dev.handle(t, ev, &mut acts);
-                for a in acts {
-                    self.device_action(d, a);
-                }
+                n.handle_device(t, ev, &mut out);
+                self.outputs(d, out);
             }
             Item::Cp(d, input) => {
-                if input == ControlInput::Tick && self.wake.get(&d) == Some(&t) {
-                    self.wake.remove(&d);
-                }
-                let mut acts = vec![];
+                let mut out = vec![];
                 let Some(n) = self.nodes.get_mut(&d) else { return };
-                n.cp.handle(t, &mut n.dev, input, &mut acts);
-                for a in acts {
-                    self.control_action(d, a);
-                }
+                n.handle_control(t, input, &mut out);
+                self.outputs(d, out);
+            }
+            Item::Timer(d, token) => {
+                let mut out = vec![];
+                let Some(n) = self.nodes.get_mut(&d) else { return };
+                n.on_timer(t, token, &mut out);
+                self.outputs(d, out);
             }
             Item::HostRx(h, frame) => {
                 let Some(host) = self.hosts.get_mut(h.0) else { return };
@@ -364,59 +364,43 @@ impl Testbed {
         }
     }
 
-    fn device_action(&mut self, d: u64, a: Action) {
-        match a {
-            Action::Transmit { port, start_ps, frame } => {
-                let here = Endpoint { device: d, port };
-                let rate = self
-                    .nodes
-                    .get(&d)
-                    .and_then(|n| n.dev.config().ports.get(usize::from(port)))
-                    .map_or(1, |p| p.line_rate_bps);
-                let end = start_ps.saturating_add(wire_time_ps(frame.len(), rate));
-                self.at(end, Item::Dev(d, Event::TxDone { port }));
-                match self.wires.get(&here).copied() {
-                    Some(w) if !w.up => self.counters.lost_on_links += 1,
-                    Some(Wire {
-                        peer: Peer::Axon(far),
-                        delay_ps,
-                        ..
-                    }) => self.at(
-                        start_ps.saturating_add(delay_ps),
-                        Item::Dev(far.device, Event::Frame { port: far.port, frame }),
-                    ),
-                    Some(Wire {
-                        peer: Peer::Host(h),
-                        delay_ps,
-                        ..
-                    }) => self.at(end.saturating_add(delay_ps), Item::HostRx(h, frame)),
-                    None => self.counters.lost_unwired += 1,
-                }
+    /// Carries out what node `d` asked for, in order.
+    fn outputs(&mut self, d: u64, out: Vec<NodeOutput>) {
+        for o in out {
+            match o {
+                NodeOutput::Transmit { port, start_ps, frame } => self.transmit(d, port, start_ps, frame),
+                NodeOutput::Timer { at_ps, token } => self.at(at_ps.max(self.now), Item::Timer(d, token)),
+                NodeOutput::Control(a) => self.log.push((d, self.now, a)),
+                NodeOutput::Device(_) => {}
             }
-            a @ Action::ToControlPlane { .. } => {
-                if let Some((at, input)) = ControlInput::from_action(&a) {
-                    self.at(at.max(self.now), Item::Cp(d, input));
-                }
-            }
-            _ => {}
         }
     }
 
-    fn control_action(&mut self, d: u64, a: ControlAction) {
-        match a {
-            ControlAction::Inject { at_ps, frame } => {
-                let f = frame.clone();
-                self.at(at_ps.max(self.now), Item::Dev(d, Event::FromControlPlane { frame: f }));
-                self.log.push((d, self.now, ControlAction::Inject { at_ps, frame }));
-            }
-            ControlAction::WakeAt { at_ps } if !self.timers_off => {
-                let due = self.wake.get(&d).copied();
-                if due.is_none_or(|w| w > at_ps || w < self.now) {
-                    self.wake.insert(d, at_ps);
-                    self.at(at_ps.max(self.now), Item::Cp(d, ControlInput::Tick));
-                }
-            }
-            other => self.log.push((d, self.now, other)),
+    fn transmit(&mut self, d: u64, port: u8, start_ps: u64, frame: Vec<u8>) {
+        let here = Endpoint { device: d, port };
+        let rate = self
+            .nodes
+            .get(&d)
+            .and_then(|n| n.device().config().ports.get(usize::from(port)))
+            .map_or(1, |p| p.line_rate_bps);
+        let end = start_ps.saturating_add(wire_time_ps(frame.len(), rate));
+        self.at(end, Item::Dev(d, Event::TxDone { port }));
+        match self.wires.get(&here).copied() {
+            Some(w) if !w.up => self.counters.lost_on_links += 1,
+            Some(Wire {
+                peer: Peer::Axon(far),
+                delay_ps,
+                ..
+            }) => self.at(
+                start_ps.saturating_add(delay_ps),
+                Item::Dev(far.device, Event::Frame { port: far.port, frame }),
+            ),
+            Some(Wire {
+                peer: Peer::Host(h),
+                delay_ps,
+                ..
+            }) => self.at(end.saturating_add(delay_ps), Item::HostRx(h, frame)),
+            None => self.counters.lost_unwired += 1,
         }
     }
 

@@ -1,11 +1,12 @@
-//! One Axon in real time: the sans-IO [`Device`] and [`ControlPlane`] wired together, fed with
-//! frames, link changes and the clock, sending through a [`Ports`] implementation. The same
-//! node runs on packet sockets ([`super::run`]) and on in-memory ports in the tests.
+//! One Axon in real time: the shared node of `tandem-axon` ([`tandem_axon::node::AxonNode`],
+//! the same device + control-plane wiring the testbed runs) fed with frames, link changes and
+//! the clock, sending through a [`Ports`] implementation and logging what the cores report. The
+//! same driver runs on packet sockets ([`super::run`]) and on in-memory ports in the tests.
 
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
-use tandem_axon::control::Endpoint;
-use tandem_axon::{Action, ControlAction, ControlInput, ControlPlane, Device, Event, PortKind};
+use tandem_axon::node::{NodeOutput, TxDone};
+use tandem_axon::{Action, ControlAction, ControlPlane, Device, Event, PortKind};
+
+pub use tandem_axon::node::NodeCounters;
 
 /// Where a node's frames go.
 pub trait Ports {
@@ -13,202 +14,102 @@ pub trait Ports {
     fn send(&mut self, port: u8, frame: Vec<u8>);
 }
 
-/// Work for the node, in order.
-enum Work {
-    Dev(Event),
-    Cp(ControlInput),
-}
-
-/// A timer: inject a frame later, or wake the control plane.
-#[derive(Debug, PartialEq, Eq, PartialOrd, Ord)]
-enum Timer {
-    Inject(Vec<u8>),
-    WakeControl,
-}
-
-/// Counters of the driver itself.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct NodeCounters {
-    /// Frames received from interfaces.
-    pub frames_in: u64,
-    /// Frames sent.
-    pub frames_out: u64,
-    /// Routes installed.
-    pub routes_installed: u64,
-    /// Routes removed.
-    pub routes_removed: u64,
-    /// Link state changes seen.
-    pub link_changes: u64,
-}
-
-/// A device and its control plane.
+/// A device and its control plane, on real time.
 pub struct AxonNode {
-    device_id: u64,
-    dev: Device,
-    cp: ControlPlane,
-    timers: BinaryHeap<Reverse<(u64, u64, Timer)>>,
-    seq: u64,
-    work: VecDeque<Work>,
-    actions: Vec<Action>,
-    cp_actions: Vec<ControlAction>,
-    counters: NodeCounters,
+    node: tandem_axon::node::AxonNode,
+    out: Vec<NodeOutput>,
     started: bool,
 }
 
 impl AxonNode {
-    /// A node with these parts; `ports` gives each port's kind.
+    /// A node with these parts; `ports` gives each port's kind. A socket queues each frame, so
+    /// a port is free again as soon as it has sent.
     pub fn new(dev: Device, cp: ControlPlane, ports: &[(u8, PortKind)]) -> Result<AxonNode, String> {
-        let mut dev = dev;
+        let mut node = tandem_axon::node::AxonNode::new(dev, cp, TxDone::Immediate);
         for (p, k) in ports {
-            dev.set_port_kind(*p, *k).map_err(|e| format!("port {p}: {e}"))?;
+            node.set_port_kind(*p, *k).map_err(|e| format!("port {p}: {e}"))?;
         }
         Ok(AxonNode {
-            device_id: dev.config().device_id,
-            dev,
-            cp,
-            timers: BinaryHeap::new(),
-            seq: 0,
-            work: VecDeque::new(),
-            actions: Vec::new(),
-            cp_actions: Vec::new(),
-            counters: NodeCounters::default(),
+            node,
+            out: Vec::new(),
             started: false,
         })
     }
 
-    /// The driver's counters.
+    /// The node's counters.
     pub fn counters(&self) -> NodeCounters {
-        self.counters
+        self.node.counters()
     }
 
     /// The device (its counters, route memory).
     pub fn device(&self) -> &Device {
-        &self.dev
+        self.node.device()
     }
 
     /// The control plane (its counters, leases, routes).
     pub fn control(&self) -> &ControlPlane {
-        &self.cp
+        self.node.control()
     }
 
     /// A frame arrived on `port`.
     pub fn on_frame(&mut self, now_ps: u64, port: u8, frame: Vec<u8>, io: &mut dyn Ports) {
-        self.counters.frames_in += 1;
-        self.work.push_back(Work::Dev(Event::Frame { port, frame }));
-        self.run(now_ps, io);
+        let mut out = std::mem::take(&mut self.out);
+        self.node.handle_device(now_ps, Event::Frame { port, frame }, &mut out);
+        self.carry_out(&mut out, io);
+        self.out = out;
     }
 
     /// A port's link went up or down.
     pub fn on_link(&mut self, now_ps: u64, port: u8, up: bool, io: &mut dyn Ports) {
-        self.counters.link_changes += 1;
-        let at = Endpoint {
-            device: self.device_id,
-            port,
-        };
-        if up {
-            self.work.push_back(Work::Dev(Event::LinkUp { port }));
-            self.work.push_back(Work::Cp(ControlInput::LinkUp { at }));
-        } else {
-            self.work.push_back(Work::Dev(Event::LinkDown { port }));
-            self.work.push_back(Work::Cp(ControlInput::LinkDown { at }));
-        }
-        self.run(now_ps, io);
+        let mut out = std::mem::take(&mut self.out);
+        self.node.on_link(now_ps, port, up, &mut out);
+        self.carry_out(&mut out, io);
+        self.out = out;
     }
 
-    /// Runs the timers due at `now_ps` and a device tick; returns when the next timer is due.
+    /// Runs what is due at `now_ps` (upcalls, injected frames, control-plane wake-ups) and a
+    /// device tick; returns when the next timer is due.
     pub fn on_time(&mut self, now_ps: u64, io: &mut dyn Ports) -> Option<u64> {
-        while let Some(Reverse((at, _, _))) = self.timers.peek() {
-            if *at > now_ps {
-                break;
-            }
-            let Some(Reverse((_, _, t))) = self.timers.pop() else {
-                break;
-            };
-            match t {
-                Timer::Inject(frame) => self.work.push_back(Work::Dev(Event::FromControlPlane { frame })),
-                Timer::WakeControl => self.work.push_back(Work::Cp(ControlInput::Tick)),
-            }
-        }
+        let mut out = std::mem::take(&mut self.out);
         if !self.started {
             // The control plane's first tick starts its timers (discovery probes, expiries).
             self.started = true;
-            self.work.push_back(Work::Cp(ControlInput::Tick));
+            self.node
+                .handle_control(now_ps, tandem_axon::ControlInput::Tick, &mut out);
         }
-        self.work.push_back(Work::Dev(Event::Tick));
-        self.run(now_ps, io);
-        self.timers.peek().map(|Reverse((at, _, _))| *at)
+        self.node.on_time(now_ps, &mut out);
+        self.node.handle_device(now_ps, Event::Tick, &mut out);
+        // What the tick or the timers asked for at once is run now too.
+        self.node.on_time(now_ps, &mut out);
+        self.carry_out(&mut out, io);
+        self.out = out;
+        self.node.poll_timeout()
     }
 
-    fn at(&mut self, at: u64, t: Timer) {
-        self.seq += 1;
-        self.timers.push(Reverse((at, self.seq, t)));
-    }
-
-    fn run(&mut self, now: u64, io: &mut dyn Ports) {
-        while let Some(w) = self.work.pop_front() {
-            match w {
-                Work::Dev(ev) => {
-                    let mut acts = std::mem::take(&mut self.actions);
-                    self.dev.handle(now, ev, &mut acts);
-                    for a in acts.drain(..) {
-                        self.device_action(now, a, io);
-                    }
-                    self.actions = acts;
+    fn carry_out(&mut self, out: &mut Vec<NodeOutput>, io: &mut dyn Ports) {
+        let id = self.node.device_id();
+        for o in out.drain(..) {
+            match o {
+                NodeOutput::Transmit { port, frame, .. } => io.send(port, frame),
+                NodeOutput::Timer { .. } => {}
+                NodeOutput::Device(Action::Dropped { reason, port, bytes }) => {
+                    tracing::debug!("axon {id}: dropped {bytes} B on port {port:?}: {reason:?}")
                 }
-                Work::Cp(input) => {
-                    let mut acts = std::mem::take(&mut self.cp_actions);
-                    self.cp.handle(now, &mut self.dev, input, &mut acts);
-                    for a in acts.drain(..) {
-                        self.control_action(now, a);
-                    }
-                    self.cp_actions = acts;
+                NodeOutput::Device(Action::PortClassified { port, kind, .. }) => {
+                    tracing::info!("axon {id}: port {port} is a {kind:?} port")
                 }
+                NodeOutput::Device(_) => {}
+                NodeOutput::Control(ControlAction::RouteInstalled { port, mac, hops, .. }) => {
+                    tracing::info!("axon {id}: route on port {port} for {mac} ({hops} hops)")
+                }
+                NodeOutput::Control(ControlAction::RouteRemoved { port, why, .. }) => {
+                    tracing::info!("axon {id}: route on port {port} removed: {why:?}")
+                }
+                NodeOutput::Control(ControlAction::Dropped { reason }) => {
+                    tracing::debug!("axon {id}: control drop {reason:?}")
+                }
+                NodeOutput::Control(_) => {}
             }
-        }
-    }
-
-    fn device_action(&mut self, now: u64, a: Action, io: &mut dyn Ports) {
-        if let Some((_, input)) = ControlInput::from_action(&a) {
-            self.work.push_back(Work::Cp(input));
-            return;
-        }
-        match a {
-            Action::Transmit { port, frame, .. } => {
-                io.send(port, frame);
-                self.counters.frames_out += 1;
-                // The kernel queues the frame: the port is free again at once.
-                self.work.push_back(Work::Dev(Event::TxDone { port }));
-            }
-            Action::Dropped { reason, port, bytes } => {
-                tracing::debug!(
-                    "axon {}: dropped {bytes} B on port {port:?}: {reason:?}",
-                    self.device_id
-                )
-            }
-            Action::PortClassified { port, kind, .. } => {
-                tracing::info!("axon {}: port {port} is a {kind:?} port", self.device_id)
-            }
-            _ => {}
-        }
-        let _ = now;
-    }
-
-    fn control_action(&mut self, now: u64, a: ControlAction) {
-        match a {
-            ControlAction::Inject { at_ps, frame } if at_ps <= now => {
-                self.work.push_back(Work::Dev(Event::FromControlPlane { frame }))
-            }
-            ControlAction::Inject { at_ps, frame } => self.at(at_ps, Timer::Inject(frame)),
-            ControlAction::WakeAt { at_ps } => self.at(at_ps, Timer::WakeControl),
-            ControlAction::RouteInstalled { port, mac, hops, .. } => {
-                self.counters.routes_installed += 1;
-                tracing::info!("axon {}: route on port {port} for {mac} ({hops} hops)", self.device_id);
-            }
-            ControlAction::RouteRemoved { port, why, .. } => {
-                self.counters.routes_removed += 1;
-                tracing::info!("axon {}: route on port {port} removed: {why:?}", self.device_id);
-            }
-            ControlAction::Dropped { reason } => tracing::debug!("axon {}: control drop {reason:?}", self.device_id),
         }
     }
 }
@@ -255,6 +156,15 @@ mod tests {
         };
         n.on_time(0, &mut out);
         n.on_frame(1_000_000, 0, arp_frame(MacAddr::BROADCAST, me, &ask), &mut out);
+        // The request reaches the control plane at its upcall time (a few microseconds
+        // later): run the clock to each timer until something is sent.
+        let mut t = 1_000_000;
+        while out.0.is_empty() {
+            match n.on_time(t, &mut out) {
+                Some(next) if next < 1_000_000_000 => t = next,
+                _ => break,
+            }
+        }
         let answer = out
             .0
             .iter()
