@@ -48,6 +48,7 @@
 //!   DRAM is therefore counted in wire bytes (24 bytes per packet more than the frames).
 
 pub mod attack;
+pub mod burstrate;
 pub mod common;
 pub mod flashcrowd;
 pub mod forwarding;
@@ -581,6 +582,7 @@ impl SwitchModel for TcpuModel {
 pub fn experiments() -> Vec<tandem_sim::experiment::Experiment> {
     vec![
         flashcrowd::EXPERIMENT,
+        burstrate::EXPERIMENT,
         attack::EXPERIMENT,
         forwarding::EXPERIMENT,
         longflows::EXPERIMENT,
