@@ -29,7 +29,7 @@ pub const ECN_K_PKTS: u64 = 20;
 /// Longest simulated time a run may take before it is cut off.
 pub const HORIZON: Time = 120 * SEC;
 /// The NR values of Figure 5.
-pub const FULL_NR: [u32; 4] = [128, 256, 512, 1024];
+pub const FULL_NR: [u32; 9] = [32, 64, 128, 256, 384, 512, 640, 768, 1024];
 /// The NR values of the `--quick` run.
 pub const QUICK_NR: [u32; 2] = [256, 1024];
 
