@@ -7,6 +7,7 @@
 
 pub mod adapt;
 pub mod compare;
+pub mod cost;
 pub mod cpu;
 pub mod network;
 pub mod placed;
@@ -17,5 +18,10 @@ pub mod workload;
 
 /// The crate's experiments for `tandem reproduce`.
 pub fn experiments() -> Vec<tandem_sim::experiment::Experiment> {
-    vec![profile::EXPERIMENT, compare::EXPERIMENT, adapt::EXPERIMENT]
+    vec![
+        profile::EXPERIMENT,
+        compare::EXPERIMENT,
+        adapt::EXPERIMENT,
+        cost::EXPERIMENT,
+    ]
 }

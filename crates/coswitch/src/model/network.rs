@@ -228,6 +228,33 @@ pub struct Sample {
     pub pps: f64,
 }
 
+/// Flows of at least this many packets are elephants in [`CostSplit`] (the paper's Figure 1
+/// threshold, the Flow-Arbiter's default first threshold): the trace's own sizes, known to the
+/// model, not the arbiter's running count.
+pub const ELEPHANT_PACKETS: u32 = 18;
+
+/// Server core time spent in the measurement window, summed over the servers, by what it was
+/// for (paper Figure 7), picoseconds. Work refused by a full core queue is not counted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CostSplit {
+    /// Network I/O (virtio, tap, NIC driver), paid by every packet.
+    pub io: Time,
+    /// Vswitch processing (lookups, actions, upcalls) of mice's packets (flows under
+    /// [`ELEPHANT_PACKETS`] packets).
+    pub mice: Time,
+    /// Vswitch processing of elephants' packets.
+    pub elephants: Time,
+    /// The Flow-Arbiter's hook (CoSwitch only).
+    pub arbiter: Time,
+}
+
+impl CostSplit {
+    /// All of it.
+    pub fn total(&self) -> Time {
+        self.io + self.mice + self.elephants + self.arbiter
+    }
+}
+
 /// What a run measured (over the window after warm-up unless said otherwise).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Outcome {
@@ -271,6 +298,8 @@ pub struct Outcome {
     pub threshold_steps: u64,
     /// Reversals of the threshold's direction over the run.
     pub threshold_reversals: u64,
+    /// Server core time by purpose (paper Figure 7).
+    pub server_cost: CostSplit,
 }
 
 impl Sample {
@@ -476,22 +505,35 @@ pub fn run(cfg: &NetConfig, flows: &[FlowSpec]) -> Result<Outcome, NetError> {
                         c.upcall
                     }
                 };
-                let (cost, to_switch) = match cfg.approach {
-                    Approach::StaticRules => (io + ovs, false),
-                    Approach::PhysicalOnly => (io + ovs, true),
-                    Approach::VswitchOnly => (io + ovs + ovs_reactive(server, &mut o.upcalls), false),
+                // (vswitch processing, arbiter, to the switch); I/O is paid by every packet.
+                let (processing, arbiter, to_switch) = match cfg.approach {
+                    Approach::StaticRules => (ovs, 0, false),
+                    Approach::PhysicalOnly => (ovs, 0, true),
+                    Approach::VswitchOnly => (ovs + ovs_reactive(server, &mut o.upcalls), 0, false),
                     Approach::CoSwitch => match server.arbiter.on_packet(now, id) {
-                        Verdict::Mouse => (c.arbiter + io + ovs + ovs_reactive(server, &mut o.upcalls), false),
+                        Verdict::Mouse => (ovs + ovs_reactive(server, &mut o.upcalls), c.arbiter, false),
                         Verdict::Elephant { new, .. } => {
                             o.elephant_packets += u64::from(in_window(now));
                             if new && cfg.elephant_rules == ElephantRules::Proactive && pending.insert(id) {
                                 push(&mut heap, now + cfg.controller_rtt, Ev::FlowMod(id));
                             }
-                            (c.arbiter + io, true)
+                            (0, c.arbiter, true)
                         }
                     },
                 };
-                match server.cpu.submit(now, cost) {
+                let cost = processing + arbiter + io;
+                let done = server.cpu.submit(now, cost);
+                if done.is_some() && in_window(now) {
+                    let split = &mut o.server_cost;
+                    split.io += io;
+                    split.arbiter += arbiter;
+                    if spec.packets >= ELEPHANT_PACKETS {
+                        split.elephants += processing;
+                    } else {
+                        split.mice += processing;
+                    }
+                }
+                match done {
                     None => *drops.entry(DropReason::VswitchCpu).or_default() += u64::from(in_window(now)),
                     Some(done) if to_switch => push(&mut heap, done, Ev::AtSwitch(id)),
                     Some(_) => {}
