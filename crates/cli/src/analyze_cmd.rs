@@ -268,6 +268,18 @@ pub fn coswitch(file: &Path, speedup: f64, servers: u32, out: Option<&Path>, qui
     let (csv, periods) = replay_csv(&runs);
     write(&out_dir.path().join("replay.csv"), &csv)?;
     write(&out_dir.path().join("periods.csv"), &periods)?;
+    // The paper's Figures 1 and 2 for this trace.
+    let traffic = tandem_coswitch::model::traffic::profile(records.iter().map(|r| r.packets));
+    outln!("{}", traffic.summary());
+    write(&out_dir.path().join("traffic.csv"), &traffic.csv())?;
+    let png = out_dir.path().join("traffic.png");
+    traffic
+        .figure(&format!(
+            "{}: CDF of flows and packets against flow size",
+            file.display()
+        ))
+        .save(&png)
+        .map_err(|e| CliError::runtime(&png, e))?;
     outln!("results in {}", out_dir.path().display());
     out_dir.keep();
     Ok(())

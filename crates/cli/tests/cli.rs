@@ -396,6 +396,12 @@ fn analyze_coswitch_replays_a_trace_through_three_approaches() {
         assert_eq!(r.split(',').nth(1), Some("5000"), "every packet replayed: {r}");
     }
     assert!(out.join("periods.csv").is_file());
+    // The paper's Figures 1 and 2 for the trace: every flow and packet counted.
+    assert!(so.contains("158 flows, 5000 packets; mice (< 18 packets): "), "{so}");
+    let traffic = std::fs::read_to_string(out.join("traffic.csv")).unwrap();
+    let last = traffic.lines().last().unwrap();
+    assert!(last.ends_with(",1.000000,1.000000"), "{last}");
+    assert!(out.join("traffic.png").is_file() && out.join("traffic.svg").is_file());
     for args in [
         vec!["analyze", "coswitch", "Cargo.toml"],
         vec!["analyze", "coswitch", "traces/sample.pcap", "--speedup", "0"],

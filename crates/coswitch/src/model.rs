@@ -14,6 +14,7 @@ pub mod placed;
 pub mod profile;
 pub mod replay;
 pub mod sweep;
+pub mod traffic;
 pub mod workload;
 
 /// The crate's experiments for `tandem reproduce`.
@@ -23,5 +24,6 @@ pub fn experiments() -> Vec<tandem_sim::experiment::Experiment> {
         compare::EXPERIMENT,
         adapt::EXPERIMENT,
         cost::EXPERIMENT,
+        traffic::EXPERIMENT,
     ]
 }
