@@ -9,6 +9,7 @@ pub mod lanes;
 pub mod latency;
 pub mod placed;
 pub mod selfclock;
+pub mod servers;
 pub mod sim;
 
 use tandem_sim::experiment::Experiment;
@@ -20,5 +21,6 @@ pub fn experiments() -> Vec<Experiment> {
         selfclock::EXPERIMENT,
         controller::EXPERIMENT,
         capacity::EXPERIMENT,
+        servers::EXPERIMENT,
     ]
 }
