@@ -547,6 +547,15 @@ fn flatten(prefix: &str, v: &Value, out: &mut Flat) {
         Value::Number(_) | Value::Bool(_) => {
             out.leaves.insert(prefix.to_string(), v.clone());
         }
+        // Placed systems (`[[system]]`): entry i's counters per switch, as
+        // `system{i}_{switch}_{counter}` (the kind is the entry's, known from the scenario).
+        Value::Array(entries) if prefix == "systems" => {
+            for (i, e) in entries.iter().enumerate() {
+                for (sw, counters) in e["switches"].as_object().into_iter().flatten() {
+                    flatten(&format!("system{i}_{sw}"), counters, out);
+                }
+            }
+        }
         _ => {}
     }
 }

@@ -221,3 +221,50 @@ fn bad_grids_fail_before_anything_runs() {
     assert_eq!(o.status.code(), Some(2));
     assert_eq!(text(&o.stderr).lines().count(), 1, "{}", text(&o.stderr));
 }
+
+#[test]
+fn a_sweep_over_a_placed_system_has_its_counters_per_switch() {
+    let s = Scratch::new("sweep-systems");
+    let sc = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../scenarios/systems/tcpu-leafspine.toml")
+        .display()
+        .to_string();
+    let o = tandem_in(
+        s.path(),
+        &[
+            "sweep",
+            &sc,
+            "--grid",
+            "system[0].asic_flow_entries=16,256",
+            "--seeds",
+            "1",
+            "--set",
+            "duration=60ms",
+            "--set",
+            "flows[0].duration=50ms",
+            "--set",
+            "flows[1].repeats=1",
+            "--set",
+            "output.plots=false",
+            "--out",
+            "c",
+            "-q",
+        ],
+    );
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let csv = std::fs::read_to_string(s.join("c/campaign.csv")).unwrap();
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| {
+        header
+            .iter()
+            .position(|h| *h == name)
+            .unwrap_or_else(|| panic!("{name}: {header:?}"))
+    };
+    let (k, cap) = (col("system[0].asic_flow_entries"), col("system0_leaf0_table_capacity"));
+    col("system0_leaf3_software_packets");
+    for row in lines {
+        let f: Vec<&str> = row.split(',').collect();
+        assert_eq!(f[k].parse::<f64>().unwrap(), f[cap].parse::<f64>().unwrap(), "{row}");
+    }
+}
