@@ -55,6 +55,7 @@ pub mod forwarding;
 pub mod longflows;
 pub mod offload;
 pub mod placed;
+pub mod traces;
 
 use crate::config::{ConfigError, TcpuConfig};
 use crate::core::{Action, DropReason, Event, Tcpu};
@@ -587,6 +588,7 @@ pub fn experiments() -> Vec<tandem_sim::experiment::Experiment> {
         forwarding::EXPERIMENT,
         longflows::EXPERIMENT,
         offload::EXPERIMENT,
+        traces::EXPERIMENT,
     ]
 }
 
