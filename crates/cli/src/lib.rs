@@ -29,6 +29,7 @@ pub mod axon_cmd;
 pub mod campaign;
 pub mod controller_cmd;
 pub mod error;
+pub mod live_experiments;
 pub mod of_cmd;
 pub mod paths;
 pub mod pcap_cmd;

@@ -10,6 +10,7 @@
 //! directory) and deletes the namespaces named in the lab file (their veths go with them);
 //! nothing else is touched.
 
+pub mod chain;
 pub mod spec;
 
 pub use spec::LabSpec;
@@ -30,12 +31,23 @@ pub struct Lab {
     pub host_ips: Vec<Ipv4Addr>,
 }
 
+/// Whether this process runs as root (effective user 0), which namespaces need.
+pub fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            let line = s.lines().find(|l| l.starts_with("Uid:"))?;
+            line.split_whitespace().nth(2).map(|euid| euid == "0")
+        })
+        .unwrap_or(false)
+}
+
 /// The default state directory of a lab.
 pub fn default_state(spec: &LabSpec) -> PathBuf {
     std::env::temp_dir().join(format!("tandem-lab-{}", spec.prefix))
 }
 
-fn run(cmd: &mut Command) -> Result<String, String> {
+pub(crate) fn run(cmd: &mut Command) -> Result<String, String> {
     let out = cmd.output().map_err(|e| format!("{cmd:?}: {e}"))?;
     if out.status.success() {
         Ok(String::from_utf8_lossy(&out.stdout).into_owned())
@@ -47,15 +59,15 @@ fn run(cmd: &mut Command) -> Result<String, String> {
     }
 }
 
-fn ip(args: &[&str]) -> Result<String, String> {
+pub(crate) fn ip(args: &[&str]) -> Result<String, String> {
     run(Command::new("ip").args(args))
 }
 
-fn in_ns(ns: &str, args: &[&str]) -> Result<String, String> {
+pub(crate) fn in_ns(ns: &str, args: &[&str]) -> Result<String, String> {
     run(Command::new("ip").args(["netns", "exec", ns]).args(args))
 }
 
-fn existing_namespaces() -> Vec<String> {
+pub(crate) fn existing_namespaces() -> Vec<String> {
     ip(&["netns", "list"])
         .unwrap_or_default()
         .lines()
@@ -63,12 +75,31 @@ fn existing_namespaces() -> Vec<String> {
         .collect()
 }
 
+/// Makes namespace `ns` with its loopback up and IPv6 off (so that hosts send no router
+/// solicitations or duplicate-address probes of their own).
+pub(crate) fn add_namespace(ns: &str) -> Result<(), String> {
+    ip(&["netns", "add", ns])?;
+    in_ns(ns, &["ip", "link", "set", "lo", "up"])?;
+    for key in [
+        "net.ipv6.conf.all.disable_ipv6=1",
+        "net.ipv6.conf.default.disable_ipv6=1",
+    ] {
+        in_ns(ns, &["sysctl", "-q", "-w", key])?;
+    }
+    Ok(())
+}
+
 /// MTU of the veths between Axons: an Axon frame is the host's whole Ethernet frame (up to
 /// 1,514 bytes) behind the Axon header, so Axon links carry more than a host link's 1,500.
 const AXON_LINK_MTU: &str = "9000";
 
 /// A veth pair with one end in each namespace, renamed there, with `mtu`.
-fn veth(tmp: &str, (ns_a, name_a): (&str, &str), (ns_b, name_b): (&str, &str), mtu: &str) -> Result<(), String> {
+pub(crate) fn veth(
+    tmp: &str,
+    (ns_a, name_a): (&str, &str),
+    (ns_b, name_b): (&str, &str),
+    mtu: &str,
+) -> Result<(), String> {
     let (ta, tb) = (format!("{tmp}x"), format!("{tmp}y"));
     ip(&["link", "add", &ta, "type", "veth", "peer", "name", &tb])?;
     for (t, ns, name) in [(&ta, ns_a, name_a), (&tb, ns_b, name_b)] {
@@ -142,14 +173,7 @@ fn build(spec: &LabSpec, state: &Path, tandem: &Path, lease_timeout: Duration) -
     // Absolute paths in the processes' command lines: `down` recognises its processes by them.
     let state = &std::path::absolute(state).map_err(|e| format!("{}: {e}", state.display()))?;
     for ns in spec.namespaces() {
-        ip(&["netns", "add", &ns])?;
-        in_ns(&ns, &["ip", "link", "set", "lo", "up"])?;
-        for key in [
-            "net.ipv6.conf.all.disable_ipv6=1",
-            "net.ipv6.conf.default.disable_ipv6=1",
-        ] {
-            in_ns(&ns, &["sysctl", "-q", "-w", key])?;
-        }
+        add_namespace(&ns)?;
     }
     // Wires: hosts to their Axon, Axons to each other.
     let mut ports: Vec<Vec<(u8, &str)>> = vec![Vec::new(); spec.axons as usize + 1];
@@ -263,7 +287,7 @@ fn build(spec: &LabSpec, state: &Path, tandem: &Path, lease_timeout: Duration) -
 }
 
 #[cfg(unix)]
-fn set_executable(p: &Path) -> Result<(), String> {
+pub(crate) fn set_executable(p: &Path) -> Result<(), String> {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).map_err(|e| e.to_string())
 }
@@ -292,7 +316,7 @@ fn is_ours(pid: &str, mark: &Path) -> bool {
 }
 
 /// Stops the process named by `file` if its command line carries `mark`.
-fn kill_pidfile(file: &Path, mark: &Path) {
+pub(crate) fn kill_pidfile(file: &Path, mark: &Path) {
     let Ok(pid) = std::fs::read_to_string(file) else { return };
     let pid = pid.trim();
     if pid.is_empty() || !pid.bytes().all(|b| b.is_ascii_digit()) || !is_ours(pid, mark) {

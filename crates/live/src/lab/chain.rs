@@ -1,0 +1,389 @@
+//! A chain of `n` forwarding elements between two stock Linux hosts: live Axons (a generated lab
+//! of `n` Axons in a line), Linux bridges, or Open vSwitch bridges (userspace datapath), so that
+//! what a host measures (ping round trips, an application's operations per second) can be set
+//! against the number of devices on the path, as the Axon thesis does in Figures 4.5 and 4.10.
+//!
+//! Names: namespaces `PREFIX-h1` (the server), `PREFIX-h2` (the client), and `PREFIX-a1..` (one
+//! per Axon) or `PREFIX-sw` (every bridge of the chain, joined by veth pairs, with Open vSwitch's
+//! two processes). Every veth has its offloads off, as `tandem lab` sets them. The bridges'
+//! hosts have static addresses [`SERVER_IP`] and [`CLIENT_IP`]; the Axons' hosts lease theirs.
+//! A chain is removed when dropped (processes by PID, then the namespaces by name), also when
+//! building it failed half-way; `up` refuses to start when a namespace of its names exists.
+
+use super::{add_namespace, existing_namespaces, in_ns, ip, kill_pidfile, LabSpec};
+use std::net::Ipv4Addr;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The server host's address on a bridge chain.
+pub const SERVER_IP: Ipv4Addr = Ipv4Addr::new(10, 0, 9, 1);
+/// The client host's address on a bridge chain.
+pub const CLIENT_IP: Ipv4Addr = Ipv4Addr::new(10, 0, 9, 2);
+/// Most devices in one chain.
+pub const MAX_DEVICES: usize = 16;
+
+/// What forwards frames along the chain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Element {
+    /// Live Axons (`tandem axon run`), one process and namespace each.
+    Axon,
+    /// Linux bridges (the kernel's, STP off).
+    LinuxBridge,
+    /// Open vSwitch bridges on its userspace datapath (`datapath_type=netdev`, the NORMAL action).
+    Ovs,
+}
+
+impl Element {
+    /// Every element, in the order results list them.
+    pub const ALL: [Element; 3] = [Element::Axon, Element::LinuxBridge, Element::Ovs];
+
+    /// The short name used in CSV files and tables.
+    pub fn name(self) -> &'static str {
+        match self {
+            Element::Axon => "axon",
+            Element::LinuxBridge => "linux-bridge",
+            Element::Ovs => "ovs",
+        }
+    }
+}
+
+/// A chain that is up; dropping it removes it.
+#[derive(Debug)]
+pub struct Chain {
+    /// Its elements.
+    pub element: Element,
+    /// Devices on the path between the two hosts.
+    pub devices: usize,
+    /// The server host's address.
+    pub server_ip: Ipv4Addr,
+    prefix: String,
+    state: PathBuf,
+    lab: Option<LabSpec>,
+    servers: Vec<Child>,
+}
+
+/// The lab file of `devices` Axons in a line: the server on Axon 1's port 0, the client on the
+/// last Axon's port 0 (port 1 when there is one Axon), Axon i's port 1 wired to Axon i+1's port 2.
+pub fn axon_line(prefix: &str, devices: usize) -> Result<LabSpec, String> {
+    let mut text = format!("prefix = \"{prefix}\"\naxons = {devices}\n[[hosts]]\naxon = 1\nport = 0\n");
+    let client_port = if devices == 1 { 1 } else { 0 };
+    text += &format!("[[hosts]]\naxon = {devices}\nport = {client_port}\n");
+    for i in 1..devices {
+        text += &format!("[[links]]\na = \"{i}.1\"\nb = \"{}.2\"\n", i + 1);
+    }
+    LabSpec::parse(&text)
+}
+
+impl Chain {
+    /// Namespace of the server host.
+    pub fn server_ns(&self) -> String {
+        format!("{}-h1", self.prefix)
+    }
+
+    /// Namespace of the client host.
+    pub fn client_ns(&self) -> String {
+        format!("{}-h2", self.prefix)
+    }
+
+    /// Builds a chain of `devices` elements under names starting with `prefix` (1-5
+    /// characters of a-z, 0-9), keeping configs, logs and PID files in `state` (made here, removed
+    /// with the chain). `tandem` is the binary that runs the Axons. Returns once the client
+    /// reaches the server with ping.
+    pub fn up(element: Element, devices: usize, prefix: &str, state: &Path, tandem: &Path) -> Result<Chain, String> {
+        if devices == 0 || devices > MAX_DEVICES {
+            return Err(format!("a chain has 1 to {MAX_DEVICES} devices, not {devices}"));
+        }
+        let names = namespaces(element, devices, prefix);
+        let present = existing_namespaces();
+        let clash: Vec<&String> = names.iter().filter(|n| present.contains(n)).collect();
+        if !clash.is_empty() {
+            return Err(format!(
+                "namespaces {clash:?} already exist (a run that was stopped?); remove them with `ip netns del NAME`"
+            ));
+        }
+        if state.exists() {
+            return Err(format!(
+                "{}: exists; a chain makes its own state folder",
+                state.display()
+            ));
+        }
+        std::fs::create_dir_all(state).map_err(|e| format!("{}: {e}", state.display()))?;
+        let state = std::path::absolute(state).map_err(|e| format!("{}: {e}", state.display()))?;
+        let mut chain = Chain {
+            element,
+            devices,
+            server_ip: SERVER_IP,
+            prefix: prefix.to_string(),
+            state,
+            lab: None,
+            servers: Vec::new(),
+        };
+        match element {
+            Element::Axon => {
+                let spec = axon_line(prefix, devices)?;
+                chain.lab = Some(spec.clone());
+                let lab = super::up(&spec, &chain.state.join("lab"), tandem, Duration::from_secs(30))?;
+                chain.server_ip = lab.host_ips[0];
+            }
+            Element::LinuxBridge | Element::Ovs => chain.build_bridges()?,
+        }
+        chain.wait_reachable(Duration::from_secs(20))?;
+        Ok(chain)
+    }
+
+    fn sw(&self) -> String {
+        format!("{}-sw", self.prefix)
+    }
+
+    /// Hosts and one switch namespace; veth `d{i}a`/`d{i}b` are bridge i's two ports.
+    fn build_bridges(&mut self) -> Result<(), String> {
+        let (sw, p) = (self.sw(), self.prefix.clone());
+        for ns in [self.server_ns(), self.client_ns(), sw.clone()] {
+            add_namespace(&ns)?;
+        }
+        let n = self.devices;
+        super::veth(&format!("{p}c0"), (&self.server_ns(), "eth0"), (&sw, "d1a"), "1500")?;
+        for i in 1..n {
+            super::veth(
+                &format!("{p}c{i}"),
+                (&sw, &format!("d{i}b")),
+                (&sw, &format!("d{}a", i + 1)),
+                "1500",
+            )?;
+        }
+        super::veth(
+            &format!("{p}c{n}"),
+            (&sw, &format!("d{n}b")),
+            (&self.client_ns(), "eth0"),
+            "1500",
+        )?;
+        for (ns, ip) in [(self.server_ns(), SERVER_IP), (self.client_ns(), CLIENT_IP)] {
+            in_ns(&ns, &["ip", "addr", "add", &format!("{ip}/24"), "dev", "eth0"])?;
+        }
+        match self.element {
+            Element::LinuxBridge => {
+                for i in 1..=n {
+                    let br = format!("br{i}");
+                    in_ns(&sw, &["ip", "link", "add", &br, "type", "bridge", "stp_state", "0"])?;
+                    for port in [format!("d{i}a"), format!("d{i}b")] {
+                        in_ns(&sw, &["ip", "link", "set", &port, "master", &br])?;
+                    }
+                    in_ns(&sw, &["ip", "link", "set", &br, "up"])?;
+                }
+                Ok(())
+            }
+            _ => self.start_ovs(),
+        }
+    }
+
+    /// `ovsdb-server` and `ovs-vswitchd` in the switch namespace, from a private database and
+    /// run folder (nothing of a system Open vSwitch is touched), then one netdev bridge per
+    /// device.
+    fn start_ovs(&mut self) -> Result<(), String> {
+        let o = self.state.join("ovs");
+        std::fs::create_dir_all(&o).map_err(|e| format!("{}: {e}", o.display()))?;
+        let db = o.join("conf.db");
+        let sock = format!("unix:{}", o.join("db.sock").display());
+        let schema = "/usr/share/openvswitch/vswitch.ovsschema";
+        let ovs = |prog: &str| {
+            let mut c = Command::new("ip");
+            c.args(["netns", "exec", &self.sw(), prog]);
+            for var in ["OVS_RUNDIR", "OVS_LOGDIR", "OVS_DBDIR", "OVS_SYSCONFDIR"] {
+                c.env(var, &o);
+            }
+            c
+        };
+        let missing = |e: String| format!("{e} (Open vSwitch is Debian's openvswitch-switch)");
+        super::run(ovs("ovsdb-tool").arg("create").arg(&db).arg(schema)).map_err(missing)?;
+        super::run(
+            ovs("ovsdb-server")
+                .arg(&db)
+                .arg(format!("--remote=p{sock}"))
+                .arg(format!("--pidfile={}", o.join("ovsdb-server.pid").display()))
+                .arg("--detach")
+                .arg(format!("--log-file={}", o.join("ovsdb-server.log").display())),
+        )?;
+        let vsctl = |args: &[&str]| {
+            let mut c = ovs("ovs-vsctl");
+            c.arg(format!("--db={sock}")).args(args);
+            super::run(&mut c)
+        };
+        vsctl(&["--no-wait", "init"])?;
+        super::run(
+            ovs("ovs-vswitchd")
+                .arg(&sock)
+                .arg(format!("--pidfile={}", o.join("ovs-vswitchd.pid").display()))
+                .arg("--detach")
+                .arg(format!("--log-file={}", o.join("ovs-vswitchd.log").display()))
+                .args(["--disable-system", "--disable-system-route"]),
+        )?;
+        for i in 1..=self.devices {
+            let br = format!("br{i}");
+            vsctl(&[
+                "add-br",
+                &br,
+                "--",
+                "set",
+                "bridge",
+                &br,
+                "datapath_type=netdev",
+                "--",
+                "add-port",
+                &br,
+                &format!("d{i}a"),
+                "--",
+                "add-port",
+                &br,
+                &format!("d{i}b"),
+            ])?;
+        }
+        Ok(())
+    }
+
+    fn wait_reachable(&self, within: Duration) -> Result<(), String> {
+        let until = Instant::now() + within;
+        let ip = self.server_ip.to_string();
+        loop {
+            if self.client(&["ping", "-c", "1", "-W", "1", &ip]).is_ok() {
+                return Ok(());
+            }
+            if Instant::now() > until {
+                return Err(format!(
+                    "{} chain of {}: the client cannot reach the server within {within:?}",
+                    self.element.name(),
+                    self.devices
+                ));
+            }
+        }
+    }
+
+    /// Runs `args` in the client host and returns its standard output.
+    pub fn client(&self, args: &[&str]) -> Result<String, String> {
+        in_ns(&self.client_ns(), args)
+    }
+
+    /// Starts `args` in the server host as a background process, stopped when the chain goes.
+    pub fn spawn_server(&mut self, args: &[&str]) -> Result<(), String> {
+        let log = self.state.join(format!("server{}.log", self.servers.len()));
+        let log = std::fs::File::create(&log).map_err(|e| format!("{}: {e}", log.display()))?;
+        let child = Command::new("ip")
+            .args(["netns", "exec", &self.server_ns()])
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().map_err(|e| e.to_string())?)
+            .stderr(log)
+            .spawn()
+            .map_err(|e| format!("cannot start {args:?}: {e}"))?;
+        self.servers.push(child);
+        Ok(())
+    }
+
+    /// Pings the server from the client `count` times, `interval` apart, with `payload` bytes
+    /// of ICMP data, after a few unmeasured pings; returns each round trip in microseconds as the
+    /// client's `ping` printed it. Lost pings are left out (the count says how many came back).
+    pub fn ping_rtts_us(&self, count: u32, interval: Duration, payload: usize) -> Result<Vec<f64>, String> {
+        let ip = self.server_ip.to_string();
+        let size = payload.to_string();
+        self.client(&["ping", "-c", "3", "-i", "0.05", "-s", &size, &ip])?;
+        let out = self.client(&[
+            "ping",
+            "-c",
+            &count.to_string(),
+            "-i",
+            &format!("{:.3}", interval.as_secs_f64()),
+            "-W",
+            "1",
+            "-s",
+            &size,
+            &ip,
+        ])?;
+        Ok(parse_ping_rtts_us(&out))
+    }
+}
+
+/// Round trips (microseconds) from `ping`'s reply lines (`... time=0.123 ms`).
+pub fn parse_ping_rtts_us(out: &str) -> Vec<f64> {
+    out.lines()
+        .filter_map(|l| l.split("time=").nth(1))
+        .filter_map(|t| t.split_whitespace().next()?.parse::<f64>().ok())
+        .map(|ms| ms * 1000.0)
+        .collect()
+}
+
+fn namespaces(element: Element, devices: usize, prefix: &str) -> Vec<String> {
+    let mut v = vec![format!("{prefix}-h1"), format!("{prefix}-h2")];
+    match element {
+        Element::Axon => v.extend((1..=devices).map(|a| format!("{prefix}-a{a}"))),
+        _ => v.push(format!("{prefix}-sw")),
+    }
+    v
+}
+
+impl Drop for Chain {
+    fn drop(&mut self) {
+        for c in &mut self.servers {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        if let Some(spec) = &self.lab {
+            super::down(spec, &self.state.join("lab"));
+        }
+        let o = self.state.join("ovs");
+        for d in ["ovs-vswitchd", "ovsdb-server"] {
+            let pid = o.join(format!("{d}.pid"));
+            kill_pidfile(&pid, &pid_mark(&o, d));
+        }
+        let present = existing_namespaces();
+        for ns in namespaces(self.element, self.devices, &self.prefix) {
+            if present.contains(&ns) {
+                let _ = ip(&["netns", "del", &ns]);
+            }
+        }
+        for i in 0..=self.devices {
+            let name = format!("{}c{i}x", self.prefix);
+            if Path::new(&format!("/sys/class/net/{name}")).exists() {
+                let _ = ip(&["link", "del", &name]);
+            }
+        }
+        let _ = std::fs::remove_dir_all(&self.state);
+    }
+}
+
+/// What Open vSwitch daemon `d`'s command line names, so that only our process is signalled:
+/// its pidfile option.
+fn pid_mark(o: &Path, d: &str) -> PathBuf {
+    PathBuf::from(format!("--pidfile={}", o.join(format!("{d}.pid")).display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_axon_line_wires_the_hosts_to_its_ends() {
+        let s = axon_line("tq", 3).unwrap();
+        assert_eq!((s.axons, s.hosts.len()), (3, 2));
+        assert_eq!((s.hosts[1].axon, s.hosts[1].port), (3, 0));
+        assert_eq!(s.links().unwrap(), vec![((1, 1), (2, 2)), ((2, 1), (3, 2))]);
+        let one = axon_line("tq", 1).unwrap();
+        assert_eq!((one.hosts[1].axon, one.hosts[1].port), (1, 1));
+        assert!(one.links.is_empty());
+    }
+
+    #[test]
+    fn ping_lines_give_microseconds() {
+        let out = "PING 10.0.9.1 (10.0.9.1) 56(84) bytes of data.\n64 bytes from 10.0.9.1: icmp_seq=1 ttl=64 time=0.123 ms\n64 bytes from 10.0.9.1: icmp_seq=2 ttl=64 time=1.5 ms\n\n--- 10.0.9.1 ping statistics ---\nrtt min/avg/max/mdev = 0.123/0.8/1.5/0.6 ms\n";
+        let v = parse_ping_rtts_us(out);
+        assert_eq!(v.len(), 2);
+        assert!((v[0] - 123.0).abs() < 1e-9 && (v[1] - 1500.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn bad_sizes_are_refused_before_anything_is_made() {
+        let d = std::env::temp_dir().join(format!("tandem-chain-{}", std::process::id()));
+        let e = Chain::up(Element::LinuxBridge, 0, "tq", &d, Path::new("tandem")).unwrap_err();
+        assert!(e.contains("1 to 16"), "{e}");
+        assert!(!d.exists());
+    }
+}
