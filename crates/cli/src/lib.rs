@@ -26,6 +26,7 @@ macro_rules! outln {
 
 pub mod analyze_cmd;
 pub mod axon_cmd;
+pub mod cam_experiment;
 pub mod campaign;
 pub mod controller_cmd;
 pub mod error;

@@ -344,6 +344,7 @@ pub fn experiments() -> Vec<Experiment> {
     all.extend(tandem_coswitch::experiments());
     all.extend(tandem_turboswitch::experiments());
     all.extend(tandem_axon::experiments());
+    all.push(crate::cam_experiment::EXPERIMENT);
     all.extend(crate::live_experiments::experiments());
     all
 }

@@ -415,3 +415,38 @@ fn flow_sizes_a_tcp_cannot_carry_are_refused() {
     );
     assert!(o.status.success(), "{}", text(&o.stderr));
 }
+
+/// `axon-cam` (thesis Figure 4.9) at its quick size: every trace Tandem ships or makes, both
+/// measures, the thesis's bound judged per trace, the sample rebuilt, nothing temporary left.
+#[test]
+fn axon_cam_runs_on_every_kind_of_trace() {
+    let s = Scratch::new("axon-cam");
+    let o = tandem_in(s.path(), &["reproduce", "axon-cam", "--quick", "-q"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let dir = s.join("results/axon-cam");
+    let summary = std::fs::read_to_string(dir.join("summary.csv")).unwrap();
+    for trace in [
+        "sample,5000,5000,58,",
+        "synth-100k,",
+        "leafspine-uplink,",
+        "fattree-agg-uplink,",
+    ] {
+        assert!(summary.lines().any(|l| l.starts_with(trace)), "{trace}: {summary}");
+    }
+    // The LRU need never exceeds the destinations; the thesis's count bounds it from above.
+    let md = std::fs::read_to_string(dir.join("results.md")).unwrap();
+    assert!(
+        md.contains("| sample (58 destinations) | LRU CAM entries serving 100% (exact) | prediction | - | 55 |"),
+        "{md}"
+    );
+    assert_eq!(md.matches("<= 4000 |").count(), 4, "{md}");
+    for f in ["cam.csv", "cam.png", "cam-lru.svg"] {
+        assert!(dir.join(f).exists(), "{f}");
+    }
+    let left: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert!(!left.iter().any(|n| n.to_string_lossy().starts_with('.')), "{left:?}");
+}
