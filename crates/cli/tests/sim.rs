@@ -450,3 +450,38 @@ fn axon_cam_runs_on_every_kind_of_trace() {
         .collect();
     assert!(!left.iter().any(|n| n.to_string_lossy().starts_with('.')), "{left:?}");
 }
+
+/// Issue 23's simulated experiments run from the binary at their `--quick` size, each writing a
+/// results table whose every row says its kind.
+#[test]
+fn the_papers_remaining_figures_run_at_quick_size() {
+    let s = Scratch::new("issue-23");
+    for name in [
+        "tcpu-traces",
+        "tcpu-burst-rate",
+        "tcpu-flashcrowd",
+        "coswitch-traffic",
+        "coswitch-cost",
+        "turbo-servers",
+    ] {
+        let out = s.join(name);
+        let o = tandem_in(
+            s.path(),
+            &["reproduce", name, "--quick", "-q", "--out", out.to_str().unwrap()],
+        );
+        assert!(o.status.success(), "{name}: {}", text(&o.stderr));
+        let md = std::fs::read_to_string(out.join("results.md")).unwrap();
+        assert!(md.contains("| kind |"), "{name}: {md}");
+        let rows = md
+            .lines()
+            .filter(|l| l.starts_with("| ") && !l.starts_with("| setting"));
+        for row in rows {
+            assert!(
+                ["| input |", "| identity |", "| prediction |"]
+                    .iter()
+                    .any(|k| row.contains(k)),
+                "{name}: a row without its kind: {row}"
+            );
+        }
+    }
+}
