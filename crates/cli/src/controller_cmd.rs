@@ -23,8 +23,9 @@ pub struct ControllerArgs {
     /// 0.0.0.0:6633 for switches configured with the pre-IANA port).
     #[arg(long, default_value = "0.0.0.0:6653", value_name = "ADDR:PORT", value_parser = units::parse_socket_addr)]
     pub listen: Vec<SocketAddr>,
-    /// Backend that runs the batches: scalar (one event at a time), cpu (batched phases), cuda
-    /// (needs a build with `--features cuda` and an NVIDIA driver).
+    /// Backend that runs the batches: scalar (one event at a time), cpu (batched phases),
+    /// cpu-parallel (the batched phases on every core for batches of 8,192+ events a thread),
+    /// cuda (needs a build with `--features cuda` and an NVIDIA driver).
     #[arg(long, default_value = "cpu")]
     pub backend: BackendChoice,
     /// Events handed to the backend at most at once.

@@ -30,6 +30,7 @@ pub mod cam_experiment;
 pub mod campaign;
 pub mod controller_cmd;
 pub mod error;
+pub mod gpu_controller_experiment;
 pub mod live_experiments;
 pub mod of_cmd;
 pub mod paths;

@@ -44,8 +44,9 @@ fn err(e: impl std::fmt::Display) -> ExperimentError {
     ExperimentError(e.to_string())
 }
 
-/// The binary that runs the Axons.
-fn tandem_binary() -> Result<PathBuf, ExperimentError> {
+/// The `tandem` binary, for experiments that start it (Axons, a controller): the running one, or
+/// `TANDEM_BIN` when the caller is not it.
+pub(crate) fn tandem_binary() -> Result<PathBuf, ExperimentError> {
     if let Some(p) = std::env::var_os("TANDEM_BIN") {
         return Ok(PathBuf::from(p));
     }

@@ -345,6 +345,7 @@ pub fn experiments() -> Vec<Experiment> {
     all.extend(tandem_turboswitch::experiments());
     all.extend(tandem_axon::experiments());
     all.push(crate::cam_experiment::EXPERIMENT);
+    all.push(crate::gpu_controller_experiment::EXPERIMENT);
     all.extend(crate::live_experiments::experiments());
     all
 }

@@ -1462,3 +1462,52 @@ fn an_interrupted_run_leaves_no_results_folder() {
     assert!(err.contains("interrupted"), "{err}");
     assert!(!dir.path().join("results").exists(), "the folder the run made is gone");
 }
+
+/// Issue 22's `gpu-controller` experiment at its quick size: every backend measured at every
+/// size, the GPU row marked as not measured without a GPU, and the controller measured end to end
+/// under ofbench on 1 and 2 shards.
+#[test]
+fn gpu_controller_experiment_runs_at_quick_size() {
+    let s = Scratch::new("gpu-controller");
+    let out = s.join("out");
+    let o = tandem(&[
+        "reproduce",
+        "gpu-controller",
+        "--quick",
+        "-q",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let rates = std::fs::read_to_string(out.join("rates.csv")).unwrap();
+    for backend in ["scalar,", "cpu,", "packed,", "cpu-parallel,"] {
+        for size in ["62B", "82B", "mixed"] {
+            let n = rates
+                .lines()
+                .filter(|l| l.starts_with(backend) && l.contains(size))
+                .filter(|l| {
+                    l.rsplit(',')
+                        .next()
+                        .and_then(|r| r.parse::<f64>().ok())
+                        .is_some_and(|r| r > 0.0)
+                })
+                .count();
+            assert_eq!(n, 3, "{backend}{size}: {rates}");
+        }
+    }
+    let md = std::fs::read_to_string(out.join("results.md")).unwrap();
+    if !cfg!(feature = "cuda") {
+        assert!(md.contains("| not measured |"), "{md}");
+    }
+    let e2e = std::fs::read_to_string(out.join("end_to_end.csv")).unwrap();
+    assert_eq!(e2e.lines().count(), 3, "{e2e}");
+    for f in [
+        "latency.csv",
+        "sorting.csv",
+        "threads.csv",
+        "datapaths.csv",
+        "rates.png",
+    ] {
+        assert!(out.join(f).exists(), "{f}");
+    }
+}

@@ -92,6 +92,21 @@ pub struct L2Counters {
     pub oversize_packet_outs: u64,
 }
 
+impl L2Counters {
+    /// Adds every counter of `o` to this one.
+    pub fn add(&mut self, o: &L2Counters) {
+        self.learned += o.learned;
+        self.moved += o.moved;
+        self.refused += o.refused;
+        self.flow_mods += o.flow_mods;
+        self.packet_outs += o.packet_outs;
+        self.floods += o.floods;
+        self.hairpin_drops += o.hairpin_drops;
+        self.invalid_ports += o.invalid_ports;
+        self.oversize_packet_outs += o.oversize_packet_outs;
+    }
+}
+
 /// The learning switch: one MAC table per datapath.
 #[derive(Debug, Clone, Default)]
 pub struct L2Switch {
@@ -169,11 +184,25 @@ impl L2Switch {
     /// Sends what the packet_in calls for, given the port its destination resolved to (`None`:
     /// unknown or a group address).
     pub(crate) fn respond(&mut self, dpid: u64, ev: &PacketInEvent, dst_port: Option<u32>, out: &mut Vec<Reply>) {
-        match dst_port {
-            Some(port) if port == ev.in_port => self.counters.hairpin_drops += 1,
-            Some(port) => self.forward(dpid, ev, port, out),
-            None => self.flood(dpid, ev, out),
+        Responder {
+            cfg: &self.cfg,
+            counters: &mut self.counters,
         }
+        .respond(dpid, ev, dst_port, out);
+    }
+
+    /// The reply side alone, counting into `counters` instead of the switch's own (for a
+    /// backend that builds replies on several threads and adds the counters up afterwards).
+    pub(crate) fn responder<'a>(&'a self, counters: &'a mut L2Counters) -> Responder<'a> {
+        Responder {
+            cfg: &self.cfg,
+            counters,
+        }
+    }
+
+    /// Adds `c` to the switch's counters.
+    pub(crate) fn add_counters(&mut self, c: &L2Counters) {
+        self.counters.add(c);
     }
 
     /// The resolution [`L2Switch::respond`] takes, for a table lookup result.
@@ -184,9 +213,35 @@ impl L2Switch {
             learnt
         }
     }
+}
+
+/// Builds the replies for resolved packet_ins from the switch's settings, counting what it sent;
+/// it reads no table, so several can run at once on parts of a batch.
+#[derive(Debug)]
+pub(crate) struct Responder<'a> {
+    cfg: &'a L2Config,
+    counters: &'a mut L2Counters,
+}
+
+impl Responder<'_> {
+    /// As [`L2Switch::respond`].
+    pub(crate) fn respond(&mut self, dpid: u64, ev: &PacketInEvent, dst_port: Option<u32>, out: &mut Vec<Reply>) {
+        match dst_port {
+            Some(port) if port == ev.in_port => self.counters.hairpin_drops += 1,
+            Some(port) => self.forward(dpid, ev, port, out),
+            None => self.flood(dpid, ev, out),
+        }
+    }
 
     fn forward(&mut self, dpid: u64, ev: &PacketInEvent, port: u32, out: &mut Vec<Reply>) {
         let output = vec![Action::Output { port, max_len: 0 }];
+        // The packet_out that carries an unbuffered frame needs the same actions; a buffered
+        // frame's flow_mod takes them without a copy.
+        let (actions, for_packet_out) = if ev.is_buffered() {
+            (output, None)
+        } else {
+            (output.clone(), Some(output))
+        };
         let common = FlowMod {
             command: FlowModCommand::Add,
             idle_timeout: self.cfg.idle_timeout_s,
@@ -208,7 +263,7 @@ impl L2Switch {
                     ..Match10::default()
                 }),
                 out_port: u32::from(OFPP10_NONE),
-                actions: output.clone(),
+                actions,
                 ..common
             }
         } else {
@@ -218,14 +273,14 @@ impl L2Switch {
                 }),
                 out_port: OFPP13_ANY,
                 out_group: OFPP13_ANY,
-                instructions: vec![Instruction::ApplyActions(output.clone())],
+                instructions: vec![Instruction::ApplyActions(actions)],
                 ..common
             }
         };
         out.push(Reply::flow_mod(dpid, ev.version, ev.xid, fm));
         self.counters.flow_mods += 1;
-        if !ev.is_buffered() {
-            self.packet_out(dpid, ev, output, out);
+        if let Some(actions) = for_packet_out {
+            self.packet_out(dpid, ev, actions, out);
         }
     }
 

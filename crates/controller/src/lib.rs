@@ -34,7 +34,7 @@ pub mod l2;
 pub mod pool;
 
 pub use app::{App, Reply};
-pub use backend::{Backend, CpuBackend, ScalarBackend};
+pub use backend::{Backend, CpuBackend, CpuParallelBackend, ScalarBackend};
 #[cfg(feature = "cuda")]
 pub use cuda::{CudaBackend, CudaError};
 pub use event::{Event, EventError, PacketInEvent};

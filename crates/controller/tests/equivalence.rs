@@ -4,7 +4,9 @@
 
 use proptest::prelude::*;
 use tandem_controller::event::NO_BUFFER;
-use tandem_controller::{Backend, CpuBackend, Event, L2Config, L2Switch, PackedBackend, PacketInEvent, ScalarBackend};
+use tandem_controller::{
+    Backend, CpuBackend, CpuParallelBackend, Event, L2Config, L2Switch, PackedBackend, PacketInEvent, ScalarBackend,
+};
 use tandem_wire::openflow::Version;
 use tandem_wire::MacAddr;
 
@@ -85,6 +87,15 @@ proptest! {
                          cuts in proptest::collection::vec(1usize..64, 1..20),
                          max_macs in 1usize..8) {
         same_as_scalar(CpuBackend::new(), &events, &cuts, max_macs)?;
+    }
+
+    /// Resolve and replies on 1-4 threads, every batch split however small.
+    #[test]
+    fn cpu_parallel_equals_scalar(events in proptest::collection::vec(any_event(), 0..300),
+                                  cuts in proptest::collection::vec(1usize..64, 1..20),
+                                  max_macs in 1usize..8,
+                                  threads in 1usize..5) {
+        same_as_scalar(CpuParallelBackend::new(threads).with_min_per_thread(1), &events, &cuts, max_macs)?;
     }
 
     /// The GPU backend's packing and host pipeline, with `reference_resolve` for the kernel.

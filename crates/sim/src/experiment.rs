@@ -268,6 +268,8 @@ impl Report {
         for r in &self.rows {
             let reference = r.reference.map(fmt_num).unwrap_or_else(|| "-".into());
             let diff = match r.reference {
+                // A row that could not be measured here (no GPU, say) says so.
+                _ if r.measured.is_nan() => "-".into(),
                 Some(x) if x != 0.0 => format!("{:+.1}%", (r.measured - x) / x * 100.0),
                 Some(_) => format!("{:+}", fmt_num(r.measured)),
                 None => "-".into(),
@@ -291,7 +293,11 @@ impl Report {
                 r.metric,
                 r.kind.as_str(),
                 reference,
-                fmt_num(r.measured),
+                if r.measured.is_nan() {
+                    "not measured".to_string()
+                } else {
+                    fmt_num(r.measured)
+                },
                 diff,
                 target,
                 verdict
@@ -458,6 +464,26 @@ mod tests {
             assert_eq!(row(101.0).verdict(), met, "{kind:?}");
             assert_eq!(row(200.0).verdict(), missed, "{kind:?}");
         }
+    }
+
+    #[test]
+    fn a_row_that_was_not_measured_says_so() {
+        let rep = Report {
+            rows: vec![Row::new(
+                Kind::Prediction,
+                "gpu",
+                "events/s",
+                Some(17e6),
+                f64::NAN,
+                Target::None,
+            )],
+            ..Report::default()
+        };
+        let md = rep.markdown("x", false);
+        assert!(
+            md.contains("| gpu | events/s | prediction | 17000000 | not measured | - | - | - |"),
+            "{md}"
+        );
     }
 
     #[test]

@@ -3,7 +3,9 @@
 
 use std::fmt;
 use std::str::FromStr;
-use tandem_controller::{App, Backend, CpuBackend, Event, L2Config, L2Switch, Reply, ScalarBackend};
+use tandem_controller::{
+    App, Backend, CpuBackend, CpuParallelBackend, Event, L2Config, L2Switch, Reply, ScalarBackend,
+};
 use tandem_wire::openflow::Version;
 
 /// One shard's application with its backend.
@@ -44,6 +46,9 @@ pub enum BackendChoice {
     Scalar,
     /// Batched phases on the CPU.
     Cpu,
+    /// Batched phases with resolve and replies spread over every core (batches of at least
+    /// 8,192 events per thread; smaller ones stay on one).
+    CpuParallel,
     /// The CUDA kernel (needs the `cuda` feature and an NVIDIA driver).
     Cuda,
 }
@@ -54,8 +59,11 @@ impl FromStr for BackendChoice {
         match s {
             "scalar" => Ok(BackendChoice::Scalar),
             "cpu" => Ok(BackendChoice::Cpu),
+            "cpu-parallel" => Ok(BackendChoice::CpuParallel),
             "cuda" => Ok(BackendChoice::Cuda),
-            _ => Err(format!("unknown backend {s:?} (expected scalar, cpu or cuda)")),
+            _ => Err(format!(
+                "unknown backend {s:?} (expected scalar, cpu, cpu-parallel or cuda)"
+            )),
         }
     }
 }
@@ -65,6 +73,7 @@ impl fmt::Display for BackendChoice {
         f.write_str(match self {
             BackendChoice::Scalar => "scalar",
             BackendChoice::Cpu => "cpu",
+            BackendChoice::CpuParallel => "cpu-parallel",
             BackendChoice::Cuda => "cuda",
         })
     }
@@ -82,6 +91,10 @@ pub fn l2_engine(backend: BackendChoice, cfg: L2Config) -> EngineFactory {
             BackendChoice::Cpu => Ok(Box::new(AppEngine {
                 app,
                 backend: CpuBackend::new(),
+            })),
+            BackendChoice::CpuParallel => Ok(Box::new(AppEngine {
+                app,
+                backend: CpuParallelBackend::new(std::thread::available_parallelism().map_or(1, |n| n.get())),
             })),
             BackendChoice::Cuda => cuda_engine(app),
         }
