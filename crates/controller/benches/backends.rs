@@ -10,15 +10,23 @@
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use std::hint::black_box;
-use tandem_controller::{Backend, CpuBackend, Event, L2Config, L2Switch, PackedBackend, PacketInEvent, ScalarBackend};
+use tandem_controller::{
+    Backend, CpuBackend, CpuParallelBackend, Event, L2Config, L2Switch, PackedBackend, PacketInEvent, ScalarBackend,
+};
 use tandem_wire::openflow::Version;
 
 const BATCH: usize = 1024;
+/// The batch of the threads comparison: large enough that a thread's part outweighs starting it.
+const LARGE: usize = 65_536;
 const STATIONS: u64 = 64;
 
 /// Deterministic events: station `s` of datapath `d` sits on port `s + 1`.
 fn batch(frame_len: impl Fn(usize) -> usize) -> Vec<Event> {
-    let mut v: Vec<Event> = (0..BATCH)
+    batch_of(BATCH, frame_len)
+}
+
+fn batch_of(n: usize, frame_len: impl Fn(usize) -> usize) -> Vec<Event> {
+    let mut v: Vec<Event> = (0..n)
         .map(|i| {
             let h = (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
             let (dpid, src, dst) = (h % 4, (h >> 8) % STATIONS, (h >> 20) % STATIONS);
@@ -59,10 +67,37 @@ fn run<B: Backend<L2Switch>>(c: &mut Criterion, group: &str, mut make: impl FnMu
     g.finish();
 }
 
+/// `cpu` against `cpu-parallel` on every core, 62 B events in batches of [`LARGE`].
+fn threads(c: &mut Criterion) {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let events = batch_of(LARGE, |_| 44);
+    let mut g = c.benchmark_group(format!("large-batch-62B-{cores}-cores"));
+    g.throughput(Throughput::Elements(LARGE as u64));
+    let mut one = |name: &str, mut backend: Box<dyn Backend<L2Switch>>| {
+        let mut sw = L2Switch::new(L2Config::default());
+        let mut out = Vec::with_capacity(2 * LARGE);
+        backend.process(0, &events, &mut sw, &mut out);
+        g.bench_function(name, |b| {
+            b.iter(|| {
+                out.clear();
+                backend.process(0, black_box(&events), &mut sw, &mut out);
+                black_box(out.len())
+            })
+        });
+    };
+    one("cpu", Box::new(CpuBackend::new()));
+    one(
+        "cpu-parallel",
+        Box::new(CpuParallelBackend::new(cores).with_min_per_thread(1)),
+    );
+    g.finish();
+}
+
 fn backends(c: &mut Criterion) {
     run(c, "scalar", || ScalarBackend);
     run(c, "cpu", CpuBackend::new);
     run(c, "packed", PackedBackend::new);
+    threads(c);
     #[cfg(feature = "cuda")]
     cuda(c);
 }

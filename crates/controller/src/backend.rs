@@ -206,26 +206,25 @@ impl Backend<L2Switch> for CpuParallelBackend {
         self.log.learn(batch, app);
         let n = self.threads.min(batch.len() / self.min_per_thread).max(1);
         let size = batch.len().div_ceil(n).max(1);
-        self.parts.resize_with(n, Default::default);
+        // Parts after the first; the first is answered on this thread straight into `out`.
+        let parts = batch.len().div_ceil(size).max(1);
+        self.parts.resize_with(parts - 1, Default::default);
         let (log, shared) = (&self.log, &*app);
+        let mut first = L2Counters::default();
         std::thread::scope(|scope| {
-            let mut parts = batch.chunks(size).zip(self.parts.iter_mut()).enumerate();
-            let first = parts.next();
-            for (k, (part, (replies, counters))) in parts {
+            let mut chunks = batch.chunks(size);
+            let head = chunks.next().unwrap_or(&[]);
+            for (k, (part, (replies, counters))) in chunks.zip(self.parts.iter_mut()).enumerate() {
                 replies.clear();
                 *counters = L2Counters::default();
-                scope.spawn(move || resolve_and_respond(part, k * size, log, shared, counters, replies));
+                scope.spawn(move || resolve_and_respond(part, (k + 1) * size, log, shared, counters, replies));
             }
-            if let Some((_, (part, (replies, counters)))) = first {
-                replies.clear();
-                *counters = L2Counters::default();
-                resolve_and_respond(part, 0, log, shared, counters, replies);
-            }
+            resolve_and_respond(head, 0, log, shared, &mut first, out);
         });
+        app.add_counters(&first);
         for (replies, counters) in &mut self.parts {
             out.append(replies);
             app.add_counters(counters);
-            *counters = L2Counters::default();
         }
     }
 }
@@ -284,6 +283,6 @@ mod tests {
         let mut par = CpuParallelBackend::new(4);
         let mut sw = L2Switch::new(L2Config::default());
         par.process(0, &batch, &mut sw, &mut Vec::new());
-        assert_eq!(par.parts.len(), 1);
+        assert!(par.parts.is_empty());
     }
 }
