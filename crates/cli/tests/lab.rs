@@ -11,7 +11,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
-use tandem_testkit::{require, require_with, system_required, Scratch};
+use tandem_testkit::{require, require_with, Scratch};
 
 const LAB: &str = "tl";
 
@@ -97,13 +97,7 @@ impl Drop for Lab {
 }
 
 fn ready() -> bool {
-    let is_root = Command::new("id")
-        .arg("-u")
-        .output()
-        .is_ok_and(|o| o.stdout.starts_with(b"0\n"));
-    if !is_root {
-        assert!(!system_required(), "the lab test needs root (TANDEM_REQUIRE_SYSTEM=1)");
-        tandem_testkit::skip("the lab test needs root (network namespaces)");
+    if !tandem_testkit::require_root("the lab test") {
         return false;
     }
     require_with("ip", &["-V"], "iproute2")

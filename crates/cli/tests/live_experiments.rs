@@ -7,19 +7,10 @@
 //! and redis-tools; skips with a message otherwise, unless TANDEM_REQUIRE_SYSTEM=1.
 
 use std::process::Command;
-use tandem_testkit::{require, require_with, system_required, Scratch};
+use tandem_testkit::{require, require_with, Scratch};
 
 fn ready() -> bool {
-    let is_root = Command::new("id")
-        .arg("-u")
-        .output()
-        .is_ok_and(|o| o.stdout.starts_with(b"0\n"));
-    if !is_root {
-        assert!(
-            !system_required(),
-            "the live experiments need root (TANDEM_REQUIRE_SYSTEM=1)"
-        );
-        tandem_testkit::skip("the live Axon experiments need root (network namespaces)");
+    if !tandem_testkit::require_root("the live Axon experiments") {
         return false;
     }
     require_with("ip", &["-V"], "iproute2")

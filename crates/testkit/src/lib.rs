@@ -59,6 +59,20 @@ pub fn require_with(program: &str, version_args: &[&str], debian_package: &str) 
     false
 }
 
+/// True when the test runs as root; otherwise prints a skip line naming `what` needs root and
+/// returns false, or panics when [`system_required`] (CI runs as root).
+pub fn require_root(what: &str) -> bool {
+    let is_root = Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| o.stdout.starts_with(b"0\n"));
+    if !is_root {
+        assert!(!system_required(), "{what} needs root (TANDEM_REQUIRE_SYSTEM=1)");
+        skip(&format!("{what} needs root (network namespaces)"));
+    }
+    is_root
+}
+
 /// True if `path` exists (a header, a library, a device); otherwise skips or panics as
 /// [`require`] does, naming `what` and the Debian package that provides it.
 pub fn require_file(path: &str, what: &str, debian_package: &str) -> bool {
