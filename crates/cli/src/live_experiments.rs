@@ -4,7 +4,7 @@
 //! They need root, iproute2, ethtool, iputils-ping, isc-dhcp-client, openvswitch-switch and (for
 //! `axon-app-live`) redis-server and redis-tools, and the `tandem` binary to run the Axons: the
 //! running binary, or the one `TANDEM_BIN` names when the caller is not it (Python). Namespaces
-//! are named `tq-*` and removed after each chain, also on failure.
+//! are named `tq-*` and removed after each chain, also on failure and on Ctrl-C or SIGTERM.
 //!
 //! Every measured row is a prediction of the live system (it is measured, nothing is fitted);
 //! the thesis's hardware Axon is a cut-through FPGA device with under 1 us per hop and its
@@ -13,7 +13,7 @@
 
 use std::path::PathBuf;
 use std::time::Duration;
-use tandem_live::lab::chain::{Chain, Element};
+use tandem_live::lab::chain::{Chain, Element, Teardown};
 use tandem_sim::experiment::{write, Experiment, ExperimentCtx, ExperimentError, Kind, Report, Row, Target};
 use tandem_sim::plot::{Axis, Figure, Series};
 
@@ -112,7 +112,13 @@ fn each_chain<T>(
         for n in device_counts(ctx.quick) {
             (ctx.status)(&format!("{} x {n}", element.name()));
             let state = scratch.join(format!("{}-{n}", element.name()));
-            let mut chain = Chain::up(element, n, PREFIX, &state, &tandem).map_err(err)?;
+            // Ctrl-C or SIGTERM while the chain is being built or measured removes it too.
+            let teardown = Teardown::new(element, n, PREFIX, &state);
+            let _hook = crate::paths::on_interrupt({
+                let t = teardown.clone();
+                move || t.run()
+            });
+            let mut chain = Chain::up_with(teardown, &tandem).map_err(err)?;
             out.push((element, n, f(&mut chain)?));
         }
     }

@@ -367,6 +367,11 @@ fn main() -> ExitCode {
         tandem_cli::paths::clean_up_on_interrupt();
     }
     let r = run(cli);
+    while tandem_cli::paths::interrupted() {
+        // The interrupt handler is removing what the command made and will exit with 130 or
+        // 143; whatever the command returned meanwhile is an effect of that.
+        std::thread::park();
+    }
     tandem_cli::stdout::finish();
     match r {
         // A closed pipe is not a failure (see `tandem_cli::stdout`); a full disk is.

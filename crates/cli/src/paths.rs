@@ -4,7 +4,7 @@
 use crate::error::CliError;
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, Once};
 
 /// Output folders of this process whose command has not finished: (id, the folder, the
@@ -12,6 +12,43 @@ use std::sync::{Mutex, Once};
 /// hold unfinished ([`clean_up_on_interrupt`]).
 static UNFINISHED: Mutex<Vec<(u64, PathBuf, Option<PathBuf>)>> = Mutex::new(Vec::new());
 static NEXT_ID: AtomicU64 = AtomicU64::new(0);
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// True once an interrupt is being handled ([`clean_up_on_interrupt`]): the command's own
+/// failure after that (its network or files were just removed) is not to be reported; the
+/// handler exits with 130 or 143 when it has cleaned up.
+pub fn interrupted() -> bool {
+    INTERRUPTED.load(Ordering::SeqCst)
+}
+
+/// What an interrupt must undo besides output folders (namespaces and processes a live
+/// experiment made), by id.
+type Hook = Box<dyn Fn() + Send>;
+static HOOKS: Mutex<Vec<(u64, Hook)>> = Mutex::new(Vec::new());
+
+/// Runs `undo` if the process is interrupted ([`clean_up_on_interrupt`]) while the returned
+/// guard lives; dropping the guard forgets it.
+pub fn on_interrupt(undo: impl Fn() + Send + 'static) -> InterruptHook {
+    let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+    hooks().push((id, Box::new(undo)));
+    InterruptHook { id }
+}
+
+/// Keeps an [`on_interrupt`] action registered.
+#[derive(Debug)]
+pub struct InterruptHook {
+    id: u64,
+}
+
+impl Drop for InterruptHook {
+    fn drop(&mut self) {
+        hooks().retain(|(id, _)| *id != self.id);
+    }
+}
+
+fn hooks() -> std::sync::MutexGuard<'static, Vec<(u64, Hook)>> {
+    HOOKS.lock().unwrap_or_else(|p| p.into_inner())
+}
 
 /// Opens a file named as input: a missing or unreadable path, or a folder, is bad input.
 pub fn open_input(path: &Path) -> Result<File, CliError> {
@@ -116,8 +153,8 @@ fn remove_outputs(entries: &[(u64, PathBuf, Option<PathBuf>)]) -> usize {
 }
 
 /// For the `tandem` binary's commands that write results (`sim run`, `reproduce`, `analyze`):
-/// Ctrl-C or SIGTERM removes their unfinished outputs ([`remove_unfinished_outputs`]) and
-/// exits with 130 or 143, so an interrupted run leaves no empty or partial results folder.
+/// Ctrl-C or SIGTERM runs the registered [`on_interrupt`] actions, removes their unfinished
+/// outputs ([`remove_unfinished_outputs`]) and exits with 130 or 143, so an interrupted run leaves no empty or partial results folder.
 /// Not for library use: it takes SIGINT and SIGTERM over for the whole process (the Python
 /// bindings keep Python's own handling and stop runs through their cancellation instead).
 pub fn clean_up_on_interrupt() {
@@ -138,6 +175,10 @@ pub fn clean_up_on_interrupt() {
                 }
             });
             if let Some(code) = code {
+                INTERRUPTED.store(true, Ordering::SeqCst);
+                for (_, undo) in hooks().iter() {
+                    undo();
+                }
                 remove_unfinished_outputs();
                 eprintln!("tandem: interrupted; unfinished outputs removed");
                 std::process::exit(code);
@@ -170,6 +211,15 @@ mod tests {
         assert!(matches!(OutDir::prepare(&base.join("file")), Err(CliError::Input(_))));
         assert!(matches!(open_input(&base), Err(CliError::Input(_))));
         let _ = std::fs::remove_dir_all(&base);
+    }
+
+    #[test]
+    fn interrupt_hooks_live_as_long_as_their_guard() {
+        let before = hooks().len();
+        let guard = on_interrupt(|| {});
+        assert_eq!(hooks().len(), before + 1);
+        drop(guard);
+        assert_eq!(hooks().len(), before);
     }
 
     #[test]

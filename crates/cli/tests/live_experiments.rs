@@ -87,4 +87,34 @@ fn live_axon_experiments_measure_every_chain_and_leave_nothing() {
         "app.csv",
         "element,devices,test,requests,rps,avg_ms,p50_ms,p95_ms,p99_ms\n",
     );
+    interrupted_mid_chain();
+}
+
+/// Ctrl-C while a chain is up: exit 130, and the chain (namespaces, Axon processes) and the
+/// results folder are gone.
+fn interrupted_mid_chain() {
+    let s = Scratch::new("live-interrupt");
+    let out = s.join("out");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tandem"))
+        .args(["reproduce", "axon-ping-live", "--quick", "-q", "--out"])
+        .arg(&out)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !leftovers().iter().any(|l| l.starts_with("tq-h2")) {
+        assert!(std::time::Instant::now() < until, "no chain came up");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let kill = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    assert!(leftovers().is_empty(), "an interrupt left {:?}", leftovers());
+    assert!(!out.exists(), "an interrupt left the results folder");
 }

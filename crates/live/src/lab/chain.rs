@@ -14,6 +14,7 @@ use super::{add_namespace, existing_namespaces, in_ns, ip, kill_pidfile, LabSpec
 use std::net::Ipv4Addr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// The server host's address on a bridge chain.
@@ -59,8 +60,68 @@ pub struct Chain {
     pub server_ip: Ipv4Addr,
     prefix: String,
     state: PathBuf,
-    lab: Option<LabSpec>,
     servers: Vec<Child>,
+    teardown: Arc<Teardown>,
+}
+
+/// Everything needed to remove a chain, whether it is up, half built or its owner is going
+/// away (an interrupt handler may run it from another thread): processes by PID, namespaces and
+/// root-namespace veths by name, the state folder.
+#[derive(Debug)]
+pub struct Teardown {
+    element: Element,
+    devices: usize,
+    prefix: String,
+    state: PathBuf,
+    servers: Mutex<Vec<u32>>,
+}
+
+impl Teardown {
+    /// The teardown of the chain [`Chain::up`] builds from these (the state folder as an
+    /// absolute path, so that it names the same folder from any thread).
+    pub fn new(element: Element, devices: usize, prefix: &str, state: &Path) -> Arc<Teardown> {
+        Arc::new(Teardown {
+            element,
+            devices,
+            prefix: prefix.to_string(),
+            state: std::path::absolute(state).unwrap_or_else(|_| state.to_path_buf()),
+            servers: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// Removes whatever of the chain exists; safe to run more than once and on a chain that
+    /// was never (or only half) built.
+    pub fn run(&self) {
+        for pid in self.servers.lock().unwrap_or_else(|p| p.into_inner()).drain(..) {
+            let _ = Command::new("kill").arg(pid.to_string()).stderr(Stdio::null()).status();
+        }
+        if self.element == Element::Axon {
+            if let Ok(spec) = axon_line(&self.prefix, self.devices) {
+                super::down(&spec, &self.state.join("lab"));
+            }
+        }
+        let o = self.state.join("ovs");
+        for d in ["ovs-vswitchd", "ovsdb-server"] {
+            let pid = o.join(format!("{d}.pid"));
+            kill_pidfile(&pid, &pid_mark(&o, d));
+        }
+        if self.state.is_dir() {
+            super::kill_processes_under(&self.state);
+        }
+        let present = existing_namespaces();
+        for ns in namespaces(self.element, self.devices, &self.prefix) {
+            if present.contains(&ns) {
+                let _ = ip(&["netns", "del", &ns]);
+            }
+        }
+        for i in 0..=self.devices {
+            let name = format!("{}c{i}x", self.prefix);
+            if Path::new(&format!("/sys/class/net/{name}")).exists() {
+                let _ = ip(&["link", "del", &name]);
+            }
+        }
+        let _ = std::fs::remove_dir_all(&self.state);
+    }
 }
 
 /// The lab file of `devices` Axons in a line: the server on Axon 1's port 0, the client on the
@@ -91,6 +152,19 @@ impl Chain {
     /// with the chain). `tandem` is the binary that runs the Axons. Returns once the client
     /// reaches the server with ping.
     pub fn up(element: Element, devices: usize, prefix: &str, state: &Path, tandem: &Path) -> Result<Chain, String> {
+        Chain::up_with(Teardown::new(element, devices, prefix, state), tandem)
+    }
+
+    /// As [`Chain::up`], for the chain `teardown` describes; the caller keeps a handle to it so
+    /// that it can remove the chain even while it is being built (on an interrupt, say).
+    pub fn up_with(teardown: Arc<Teardown>, tandem: &Path) -> Result<Chain, String> {
+        let (element, devices, prefix, state) = (
+            teardown.element,
+            teardown.devices,
+            teardown.prefix.clone(),
+            teardown.state.clone(),
+        );
+        let (prefix, state) = (prefix.as_str(), state.as_path());
         if devices == 0 || devices > MAX_DEVICES {
             return Err(format!("a chain has 1 to {MAX_DEVICES} devices, not {devices}"));
         }
@@ -109,20 +183,19 @@ impl Chain {
             ));
         }
         std::fs::create_dir_all(state).map_err(|e| format!("{}: {e}", state.display()))?;
-        let state = std::path::absolute(state).map_err(|e| format!("{}: {e}", state.display()))?;
+        // From here on a failure drops the chain, which removes what was made.
         let mut chain = Chain {
             element,
             devices,
             server_ip: SERVER_IP,
             prefix: prefix.to_string(),
-            state,
-            lab: None,
+            state: state.to_path_buf(),
             servers: Vec::new(),
+            teardown,
         };
         match element {
             Element::Axon => {
                 let spec = axon_line(prefix, devices)?;
-                chain.lab = Some(spec.clone());
                 let lab = super::up(&spec, &chain.state.join("lab"), tandem, Duration::from_secs(30))?;
                 chain.server_ip = lab.host_ips[0];
             }
@@ -275,6 +348,11 @@ impl Chain {
             .stderr(log)
             .spawn()
             .map_err(|e| format!("cannot start {args:?}: {e}"))?;
+        self.teardown
+            .servers
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(child.id());
         self.servers.push(child);
         Ok(())
     }
@@ -322,31 +400,13 @@ fn namespaces(element: Element, devices: usize, prefix: &str) -> Vec<String> {
 
 impl Drop for Chain {
     fn drop(&mut self) {
+        // Our own children: stopped and reaped here, so that no PID is signalled after reuse.
+        self.teardown.servers.lock().unwrap_or_else(|p| p.into_inner()).clear();
         for c in &mut self.servers {
             let _ = c.kill();
             let _ = c.wait();
         }
-        if let Some(spec) = &self.lab {
-            super::down(spec, &self.state.join("lab"));
-        }
-        let o = self.state.join("ovs");
-        for d in ["ovs-vswitchd", "ovsdb-server"] {
-            let pid = o.join(format!("{d}.pid"));
-            kill_pidfile(&pid, &pid_mark(&o, d));
-        }
-        let present = existing_namespaces();
-        for ns in namespaces(self.element, self.devices, &self.prefix) {
-            if present.contains(&ns) {
-                let _ = ip(&["netns", "del", &ns]);
-            }
-        }
-        for i in 0..=self.devices {
-            let name = format!("{}c{i}x", self.prefix);
-            if Path::new(&format!("/sys/class/net/{name}")).exists() {
-                let _ = ip(&["link", "del", &name]);
-            }
-        }
-        let _ = std::fs::remove_dir_all(&self.state);
+        self.teardown.run();
     }
 }
 

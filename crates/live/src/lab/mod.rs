@@ -332,6 +332,40 @@ pub(crate) fn kill_pidfile(file: &Path, mark: &Path) {
     }
 }
 
+/// Stops every process (other than this one) whose command line names a path under `dir`
+/// (absolute): what a lab or a chain started there, with or without a pidfile; a `dhclient`
+/// still waiting for its lease has written none. TERM first, KILL for what is left after 3 s.
+pub(crate) fn kill_processes_under(dir: &Path) {
+    let mut mark = dir.as_os_str().as_encoded_bytes().to_vec();
+    mark.push(b'/');
+    let me = std::process::id().to_string();
+    let ours = |pid: &str| {
+        std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| {
+            c.split(|&b| b == 0)
+                .any(|arg| arg.windows(mark.len()).any(|w| w == mark))
+        })
+    };
+    let pids: Vec<String> = std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|p| p.bytes().all(|b| b.is_ascii_digit()) && *p != me && ours(p))
+        .collect();
+    if pids.is_empty() {
+        return;
+    }
+    let _ = Command::new("kill").args(&pids).stderr(Stdio::null()).status();
+    let until = Instant::now() + Duration::from_secs(3);
+    while pids.iter().any(|p| ours(p)) && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let left: Vec<&String> = pids.iter().filter(|p| ours(p)).collect();
+    if !left.is_empty() {
+        let _ = Command::new("kill").arg("-9").args(left).stderr(Stdio::null()).status();
+    }
+}
+
 /// Removes what [`up`] made: stops the processes in `state` by PID (only those whose command
 /// line still names this lab's files), deletes the lab's namespaces, and removes `state` if
 /// [`up`] made it (it holds [`STATE_MARK`]); any other folder is left as it is. Safe to run
@@ -344,6 +378,10 @@ pub fn down(spec: &LabSpec, state: &Path) {
     }
     for a in 1..=spec.axons {
         kill_pidfile(&state.join(format!("a{a}.pid")), &state.join(format!("a{a}.toml")));
+    }
+    // What has no pidfile yet (a client still waiting for its lease, an Axon being started).
+    if is_lab_state(state) {
+        kill_processes_under(state);
     }
     let present = existing_namespaces();
     for ns in spec.namespaces() {
@@ -397,6 +435,34 @@ mod tests {
         assert!(is_lab_state(&e));
         down(&spec(), &e);
         assert!(!e.exists());
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn processes_naming_the_state_folder_are_stopped_and_only_those() {
+        let d = scratch("procs");
+        std::fs::create_dir_all(&d).unwrap();
+        let d = std::path::absolute(&d).unwrap();
+        let mut ours = Command::new("sh")
+            .args(["-c", "sleep 30"])
+            .arg(d.join("h1.leases"))
+            .spawn()
+            .unwrap();
+        // A sibling folder whose name starts like ours is not ours.
+        let sibling = format!("{}x/h1.leases", d.display());
+        let mut other = Command::new("sh")
+            .args(["-c", "sleep 30"])
+            .arg(&sibling)
+            .spawn()
+            .unwrap();
+        kill_processes_under(&d);
+        assert!(!ours.wait().unwrap().success(), "ours was stopped by a signal");
+        assert!(
+            other.try_wait().unwrap().is_none(),
+            "a process of another folder was stopped"
+        );
+        let _ = other.kill();
+        let _ = other.wait();
         let _ = std::fs::remove_dir_all(&d);
     }
 
