@@ -162,7 +162,12 @@ fn bad_scenarios_are_one_line_with_file_line_and_key() {
 fn every_shipped_scenario_checks() {
     let dir = PathBuf::from(scenario(""));
     let mut n = 0;
-    for sub in [dir.clone(), dir.join("validation"), dir.join("systems")] {
+    for sub in [
+        dir.clone(),
+        dir.join("validation"),
+        dir.join("systems"),
+        dir.join("bench"),
+    ] {
         for e in std::fs::read_dir(&sub).unwrap() {
             let p = e.unwrap().path();
             let name = p.file_name().and_then(|n| n.to_str()).unwrap_or_default();
@@ -484,4 +489,35 @@ fn the_papers_remaining_figures_run_at_quick_size() {
             );
         }
     }
+}
+
+/// The speed benchmark's permutation: 1,024 flows, each host sending one and receiving one,
+/// none to itself; a short run of it is deterministic.
+#[test]
+fn the_permutation_benchmark_pairs_every_host_once() {
+    let s = Scratch::new("permutation");
+    let sc = scenario("bench/fat-tree-permutation.toml");
+    let run = |out: &str| {
+        let o = tandem_in(
+            s.path(),
+            &["sim", "run", &sc, "--out", out, "-q", "--set", "duration=20us"],
+        );
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        std::fs::read_to_string(s.join(out).join("flows.csv")).unwrap()
+    };
+    let flows = run("a");
+    let rows: Vec<Vec<&str>> = flows.lines().skip(1).map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), 1024);
+    let header: Vec<&str> = flows.lines().next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let (src, dst) = (col("src"), col("dst"));
+    let mut senders: Vec<&str> = rows.iter().map(|r| r[src]).collect();
+    let mut receivers: Vec<&str> = rows.iter().map(|r| r[dst]).collect();
+    assert!(rows.iter().all(|r| r[src] != r[dst]));
+    senders.sort_unstable();
+    receivers.sort_unstable();
+    senders.dedup();
+    receivers.dedup();
+    assert_eq!((senders.len(), receivers.len()), (1024, 1024));
+    assert_eq!(flows, run("b"));
 }

@@ -543,6 +543,14 @@ struct RawBulk {
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
+struct RawPermutation {
+    hosts: Option<toml::Value>,
+    bytes: SizeArg,
+    start: Option<TimeArg>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct RawRequestResponse {
     pairs: Option<Vec<(String, String)>>,
     from: Option<toml::Value>,
@@ -606,6 +614,7 @@ const FLOW_KINDS: &[&str] = &[
     "poisson",
     "incast",
     "bulk",
+    "permutation",
     "request_response",
     "udp_cbr",
     "udp_onoff",
@@ -1511,6 +1520,13 @@ fn build_flows(
             let p = pairs(ctx, topo, pairs_of!(r), at)?;
             reserve(p.len() as u64)?;
             workload::bulk(&p, r.bytes.0, start(r.start)).map_err(werr)
+        }
+        "permutation" => {
+            let r: RawPermutation = ctx.de(v, at)?;
+            check_stream_bytes(ctx, &key(at, "bytes"), r.bytes.0)?;
+            let hosts = host_set(ctx, topo, r.hosts, &key(at, "hosts"))?;
+            reserve(hosts.len() as u64)?;
+            workload::permutation(&hosts, r.bytes.0, start(r.start), seed).map_err(werr)
         }
         "request_response" => {
             let r: RawRequestResponse = ctx.de(v, at)?;

@@ -580,6 +580,31 @@ pub fn bulk(pairs: &[(NodeId, NodeId)], bytes: u64, start: Time) -> Result<Vec<F
         .collect())
 }
 
+/// A seeded random permutation (the all-to-all stress test of data-center simulators such as
+/// htsim): every host of `hosts` opens one [`FlowKind::Bulk`] flow of `bytes` to another host of
+/// the set, every host receives exactly one, and none sends to itself (a derangement, drawn
+/// uniformly by shuffling until no host maps to itself), all starting at `start`. Flow `i` is
+/// sent by `hosts[i]`.
+pub fn permutation(hosts: &[NodeId], bytes: u64, start: Time, seed: u64) -> Result<Vec<FlowSpec>, WorkloadError> {
+    if hosts.len() < 2 {
+        return Err(WorkloadError::new("a permutation needs at least two hosts"));
+    }
+    check_bytes(bytes, "bytes")?;
+    let mut rng = Pcg64::seed_from_u64(seed);
+    let mut to: Vec<usize> = (0..hosts.len()).collect();
+    loop {
+        // Fisher-Yates; about e (2.7) shuffles on average until no fixed point is left.
+        for i in (1..to.len()).rev() {
+            to.swap(i, rng.random_range(0..=i));
+        }
+        if to.iter().enumerate().all(|(i, &j)| i != j) {
+            break;
+        }
+    }
+    let pairs: Vec<(NodeId, NodeId)> = to.iter().enumerate().map(|(i, &j)| (hosts[i], hosts[j])).collect();
+    bulk(&pairs, bytes, start)
+}
+
 /// One [`FlowKind::RequestResponse`] connection per `(client, server)` pair, repeated
 /// `repeats` times `gap` apart (a new connection each time).
 pub fn request_response(
@@ -1003,6 +1028,17 @@ mod tests {
         assert!(incast(&h, h[0], 1, 0, 1, 0).is_err());
         assert!(incast(&h[1..], h[0], 0, 0, 1, 0).is_err());
 
+        let p = permutation(&h, 1 << 20, 5, 3).unwrap();
+        assert_eq!(p.len(), h.len());
+        assert!(p.iter().all(|f| f.src != f.dst && f.start == 5 && f.bytes == 1 << 20));
+        let mut dsts: Vec<NodeId> = p.iter().map(|f| f.dst).collect();
+        dsts.sort_by_key(|n| n.0);
+        let mut all = h.clone();
+        all.sort_by_key(|n| n.0);
+        assert_eq!(dsts, all, "every host receives exactly one flow");
+        assert_eq!(p, permutation(&h, 1 << 20, 5, 3).unwrap());
+        assert_ne!(p, permutation(&h, 1 << 20, 5, 4).unwrap());
+        assert!(permutation(&h[..1], 1, 0, 1).is_err());
         let b = bulk(&[(h[0], h[1]), (h[2], h[3])], 1 << 20, 0).unwrap();
         assert_eq!(b.len(), 2);
         assert_eq!(b[1].id, FlowId(1));
