@@ -107,6 +107,20 @@ fn each_chain<T>(
 ) -> Result<Vec<(Element, usize, T)>, ExperimentError> {
     let tandem = tandem_binary()?;
     let scratch = std::env::temp_dir().join(format!("tandem-live-exp-{}", std::process::id()));
+    /// Removes the chains' parent folder however the experiment ends (each chain removes its own).
+    struct Scratch(PathBuf);
+    impl Drop for Scratch {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+    let _scratch = Scratch(scratch.clone());
+    let _hook = crate::paths::on_interrupt({
+        let dir = scratch.clone();
+        move || {
+            let _ = std::fs::remove_dir_all(&dir);
+        }
+    });
     let mut out = Vec::new();
     for element in Element::ALL {
         for n in device_counts(ctx.quick) {
@@ -122,7 +136,6 @@ fn each_chain<T>(
             out.push((element, n, f(&mut chain)?));
         }
     }
-    let _ = std::fs::remove_dir_all(&scratch);
     Ok(out)
 }
 

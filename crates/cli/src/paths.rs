@@ -27,7 +27,7 @@ type Hook = Box<dyn Fn() + Send>;
 static HOOKS: Mutex<Vec<(u64, Hook)>> = Mutex::new(Vec::new());
 
 /// Runs `undo` if the process is interrupted ([`clean_up_on_interrupt`]) while the returned
-/// guard lives; dropping the guard forgets it.
+/// guard lives (hooks run newest first); dropping the guard forgets it.
 pub fn on_interrupt(undo: impl Fn() + Send + 'static) -> InterruptHook {
     let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
     hooks().push((id, Box::new(undo)));
@@ -176,7 +176,9 @@ pub fn clean_up_on_interrupt() {
             });
             if let Some(code) = code {
                 INTERRUPTED.store(true, Ordering::SeqCst);
-                for (_, undo) in hooks().iter() {
+                // Last registered first, as destructors run: an inner chain goes before the
+                // folder that holds it.
+                for (_, undo) in hooks().iter().rev() {
                     undo();
                 }
                 remove_unfinished_outputs();

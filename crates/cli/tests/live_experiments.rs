@@ -22,7 +22,7 @@ fn ready() -> bool {
         && require("redis-benchmark", "redis-tools")
 }
 
-/// Namespaces and processes whose names say a live experiment made them.
+/// Namespaces, processes and temporary folders whose names say a live experiment made them.
 fn leftovers() -> Vec<String> {
     let ns = Command::new("ip").args(["netns", "list"]).output().unwrap();
     let mut v: Vec<String> = String::from_utf8_lossy(&ns.stdout)
@@ -31,6 +31,13 @@ fn leftovers() -> Vec<String> {
         .map(str::to_string)
         .collect();
     let ps = Command::new("ps").args(["-eo", "args"]).output().unwrap();
+    v.extend(
+        std::fs::read_dir(std::env::temp_dir())
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with("tandem-live-exp-")),
+    );
     v.extend(
         String::from_utf8_lossy(&ps.stdout)
             .lines()

@@ -328,6 +328,8 @@ impl Chain {
                     self.devices
                 ));
             }
+            // A ping that fails at once (no route yet) must not make this a busy loop.
+            std::thread::sleep(Duration::from_millis(50));
         }
     }
 
