@@ -10,7 +10,7 @@
 //! calibrated to the paper). The paper's numbers are about a GPU, which this experiment measures
 //! only when built with `--features cuda` on a machine with one.
 
-use crate::live_experiments::tandem_binary;
+use crate::live_experiments::{quantile, tandem_binary};
 use std::collections::VecDeque;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -260,14 +260,6 @@ fn batching_latency(
         dispatch(&mut p, d, &mut times, &mut free_at, &mut lat);
     }
     lat
-}
-
-fn quantile(v: &[f64], q: f64) -> f64 {
-    let mut s = v.to_vec();
-    s.sort_by(f64::total_cmp);
-    s.get(((s.len().max(1) - 1) as f64 * q).round() as usize)
-        .copied()
-        .unwrap_or(f64::NAN)
 }
 
 /// `tandem ofbench` against `tandem controller` with `shards` shards on as many runtime

@@ -139,7 +139,9 @@ fn each_chain<T>(
     Ok(out)
 }
 
-fn quantile(v: &[f64], q: f64) -> f64 {
+/// The `q`-quantile (0..1) of unsorted `v`: the value at rank `round((n - 1) q)`; NaN when empty
+/// (a measurement that returned nothing shows as not measured).
+pub(crate) fn quantile(v: &[f64], q: f64) -> f64 {
     if v.is_empty() {
         return f64::NAN;
     }
