@@ -412,6 +412,10 @@ mod tests {
         LabSpec::load(&p).unwrap_or_else(|e| panic!("{e}"))
     }
 
+    /// A shell script that stays the process holding its arguments: dash (0.5.11 on) runs
+    /// a lone `sleep 30` by exec, which would drop the mark from the command line.
+    const STAYS: &str = "while :; do sleep 1; done";
+
     fn scratch(name: &str) -> PathBuf {
         let d = std::env::temp_dir().join(format!("tandem-lab-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&d);
@@ -444,17 +448,13 @@ mod tests {
         std::fs::create_dir_all(&d).unwrap();
         let d = std::path::absolute(&d).unwrap();
         let mut ours = Command::new("sh")
-            .args(["-c", "sleep 30"])
+            .args(["-c", STAYS])
             .arg(d.join("h1.leases"))
             .spawn()
             .unwrap();
         // A sibling folder whose name starts like ours is not ours.
         let sibling = format!("{}x/h1.leases", d.display());
-        let mut other = Command::new("sh")
-            .args(["-c", "sleep 30"])
-            .arg(&sibling)
-            .spawn()
-            .unwrap();
+        let mut other = Command::new("sh").args(["-c", STAYS]).arg(&sibling).spawn().unwrap();
         kill_processes_under(&d);
         assert!(!ours.wait().unwrap().success(), "ours was stopped by a signal");
         assert!(
@@ -472,7 +472,7 @@ mod tests {
         std::fs::create_dir_all(&d).unwrap();
         let mark = d.join("a1.toml");
         // Ours: the command line names the mark. Not ours: a process that does not.
-        let mut ours = Command::new("sh").args(["-c", "sleep 30"]).arg(&mark).spawn().unwrap();
+        let mut ours = Command::new("sh").args(["-c", STAYS]).arg(&mark).spawn().unwrap();
         let mut other = Command::new("sleep").arg("30").spawn().unwrap();
         for (child, name) in [(&ours, "ours.pid"), (&other, "other.pid")] {
             std::fs::write(d.join(name), child.id().to_string()).unwrap();
