@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use tandem_live::axon::{self, AxonProcessConfig};
+use tandem_live::lab::tcpu::{self, is_tcpu_lab, TcpuLabSpec};
 use tandem_live::lab::{self, LabSpec};
 
 /// Subcommands of `tandem axon`.
@@ -28,7 +29,9 @@ pub enum AxonCommand {
 /// Subcommands of `tandem lab`.
 #[derive(Subcommand, Debug)]
 pub enum LabCommand {
-    /// Build the lab (namespaces, veths, Axon processes) and lease every host an address.
+    /// Build the lab and return once every host is reachable: an Axon lab (namespaces, veths,
+    /// Axon processes; every host leased an address) or a TCPU lab (`kind = "tcpu"`: hosts on
+    /// an Open vSwitch bridge managed by `tandem controller --app tcpu`).
     Up {
         /// The lab file (see labs/).
         lab: PathBuf,
@@ -43,6 +46,18 @@ pub enum LabCommand {
         /// The state directory given to `up`.
         #[arg(long, value_name = "DIR")]
         state: Option<PathBuf>,
+    },
+    /// Print a running TCPU lab's elements (the switch with its table and CPU-path counters,
+    /// the controller, the hosts).
+    Status {
+        /// The lab file.
+        lab: PathBuf,
+        /// The state directory given to `up`.
+        #[arg(long, value_name = "DIR")]
+        state: Option<PathBuf>,
+        /// One JSON object per element and line (otherwise the same, as plain text).
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -97,9 +112,75 @@ fn load(lab: &Path, state: Option<PathBuf>) -> Result<(LabSpec, PathBuf), CliErr
     Ok((spec, state))
 }
 
+/// Runs `tandem lab ...` for a TCPU lab.
+fn tcpu_lab_cmd(file: &Path, cmd: LabCommand) -> Result<(), CliError> {
+    let spec = TcpuLabSpec::load(file).map_err(CliError::Input)?;
+    match cmd {
+        LabCommand::Up { state, .. } => {
+            let state = state.unwrap_or_else(|| spec.default_state());
+            let exe = std::env::current_exe().map_err(|e| CliError::Runtime(e.to_string()))?;
+            let lab = tcpu::up(&spec, &state, &exe).map_err(|e| CliError::runtime(file, e))?;
+            for h in 1..=spec.hosts {
+                outln!("{}\t{}", spec.host_ns(h), spec.host_ip(h));
+            }
+            eprintln!(
+                "lab {} is up (TCPU on bridge {}, {} hosts, table of {} flow entries; state in {}); `tandem lab status {} --json` to watch it",
+                spec.prefix,
+                spec.bridge(),
+                spec.hosts,
+                spec.app.tcpu.asic_flow_entries,
+                lab.state.display(),
+                file.display()
+            );
+            Ok(())
+        }
+        LabCommand::Down { state, .. } => {
+            let state = state.unwrap_or_else(|| spec.default_state());
+            tcpu::down(&spec, &state);
+            if state.exists() {
+                eprintln!(
+                    "left {}: not made by `tandem lab up` (no {}), so not deleted",
+                    state.display(),
+                    lab::STATE_MARK
+                );
+            }
+            Ok(())
+        }
+        LabCommand::Status { state, json, .. } => {
+            let state = state.unwrap_or_else(|| spec.default_state());
+            let lab = tcpu::attach(&spec, &state).map_err(|e| CliError::runtime(file, e))?;
+            for line in tcpu::status(&lab).map_err(|e| CliError::runtime(file, e))? {
+                if json {
+                    outln!("{line}");
+                } else {
+                    // The objects are flat, their strings free of commas: `key=value` pairs.
+                    let pairs: Vec<String> = line
+                        .trim_matches(|c| c == '{' || c == '}')
+                        .split(',')
+                        .map(|kv| kv.replacen(':', "=", 1).replace('"', ""))
+                        .collect();
+                    outln!("{}", pairs.join("  "));
+                }
+            }
+            Ok(())
+        }
+    }
+}
+
 /// Runs `tandem lab ...`.
 pub fn lab(cmd: LabCommand) -> Result<(), CliError> {
+    let file = match &cmd {
+        LabCommand::Up { lab, .. } | LabCommand::Down { lab, .. } | LabCommand::Status { lab, .. } => lab.clone(),
+    };
+    // A file that cannot be read is left to the Axon loader, which names the problem.
+    if std::fs::read_to_string(&file).is_ok_and(|t| is_tcpu_lab(&t)) {
+        return tcpu_lab_cmd(&file, cmd);
+    }
     match cmd {
+        LabCommand::Status { .. } => Err(CliError::Input(format!(
+            "{}: `lab status` reports TCPU labs (kind = \"tcpu\"); an Axon lab's hosts are listed by `lab up`",
+            file.display()
+        ))),
         LabCommand::Up { lab: file, state } => {
             let (spec, state) = load(&file, state)?;
             let exe = std::env::current_exe().map_err(|e| CliError::Runtime(e.to_string()))?;

@@ -7,7 +7,9 @@ use clap::{Args, Subcommand};
 use std::net::SocketAddr;
 use std::time::Duration;
 use tandem_controller::L2Config;
-use tandem_live::controller::{self, l2_engine, BackendChoice, ControllerConfig, Server, Stats};
+use tandem_live::controller::{
+    self, l2_engine, tcpu_engine, AppChoice, BackendChoice, ControllerConfig, Server, Stats,
+};
 use tandem_live::ofbench::{self, FrameSize, Mode, OfBenchConfig};
 use tandem_wire::openflow::Version;
 
@@ -23,9 +25,18 @@ pub struct ControllerArgs {
     /// 0.0.0.0:6633 for switches configured with the pre-IANA port).
     #[arg(long, default_value = "0.0.0.0:6653", value_name = "ADDR:PORT", value_parser = units::parse_socket_addr)]
     pub listen: Vec<SocketAddr>,
+    /// Application: l2 (the GPU-controller paper's learning switch) or tcpu (TCPU managing
+    /// each OpenFlow 1.3 switch as its ASIC; see docs/systems/tcpu.md).
+    #[arg(long, default_value = "l2", value_name = "APP")]
+    pub app: AppChoice,
+    /// The app's settings (TOML; for tcpu a `[tcpu]` table with the core's parameters and an
+    /// `[app]` table with the app's limits). Without it the app's defaults.
+    #[arg(long, value_name = "FILE")]
+    pub app_config: Option<std::path::PathBuf>,
     /// Backend that runs the batches: scalar (one event at a time), cpu (batched phases),
     /// cpu-parallel (the batched phases on every core for batches of 8,192+ events a thread),
-    /// cuda (needs a build with `--features cuda` and an NVIDIA driver).
+    /// cuda (needs a build with `--features cuda` and an NVIDIA driver). The tcpu app always
+    /// runs one event at a time.
     #[arg(long, default_value = "cpu")]
     pub backend: BackendChoice,
     /// Events handed to the backend at most at once.
@@ -117,16 +128,43 @@ pub fn controller(a: ControllerArgs) -> Result<(), CliError> {
         idle_timeout_s: a.idle_timeout,
         ..L2Config::default()
     };
+    let engines = match a.app {
+        AppChoice::L2 => {
+            if let Some(f) = &a.app_config {
+                return Err(CliError::Input(format!(
+                    "{}: the l2 app takes no configuration file (its settings are flags)",
+                    f.display()
+                )));
+            }
+            l2_engine(a.backend, l2)
+        }
+        AppChoice::Tcpu => {
+            let cfg = match &a.app_config {
+                Some(f) => tandem_tcpu::openflow::TcpuAppConfig::load(f).map_err(CliError::Input)?,
+                None => tandem_tcpu::openflow::TcpuAppConfig::default(),
+            };
+            tcpu_engine(cfg).map_err(CliError::Input)?
+        }
+    };
+    let app = a.app;
+    // The tcpu app feeds its core one event at a time whatever --backend says.
+    let backend = if app == AppChoice::Tcpu {
+        BackendChoice::Scalar
+    } else {
+        a.backend
+    };
     let rt = controller::runtime(cfg.threads).map_err(|e| CliError::Input(e.to_string()))?;
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let stats = std::sync::Arc::new(Stats::default());
-    let backend = a.backend;
     rt.block_on(async move {
-        let server = Server::bind(cfg, l2_engine(backend, l2), stats, stop_rx)
+        let server = Server::bind(cfg, engines, stats, stop_rx)
             .await
             .map_err(|e| CliError::Input(e.to_string()))?;
         let addrs: Vec<String> = server.addrs().iter().map(|a| a.to_string()).collect();
-        tracing::info!("listening on {} with the {backend} backend", addrs.join(", "));
+        tracing::info!(
+            "listening on {} with the {app} app on the {backend} backend",
+            addrs.join(", ")
+        );
         // Ctrl-C or SIGTERM (systemd, `kill`, a container stop): a clean shutdown, exit 0.
         let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
             .map_err(|e| CliError::Runtime(format!("cannot watch SIGTERM: {e}")))?;

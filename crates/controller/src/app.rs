@@ -1,5 +1,7 @@
-//! The application API: an [`App`] is fed switch connections and packet_in events with the
-//! current time and pushes the [`Reply`] messages to send.
+//! The application API: an [`App`] is fed switch connections, packet_in events, the switches'
+//! other messages (flow_removed, port_status, multipart and barrier replies, errors) and its own
+//! timers, each with the current time, and pushes the [`Reply`] messages to send: any message
+//! to any connected switch.
 
 use crate::event::PacketInEvent;
 use tandem_wire::openflow::{Body, FlowMod, Message, PacketOut, Version};
@@ -26,6 +28,14 @@ impl Reply {
         }
     }
 
+    /// Any message for `dpid`.
+    pub fn message(dpid: u64, version: Version, xid: u32, body: Body) -> Reply {
+        Reply {
+            dpid,
+            message: Message { version, xid, body },
+        }
+    }
+
     /// A packet_out for `dpid`.
     pub fn packet_out(dpid: u64, version: Version, xid: u32, po: PacketOut) -> Reply {
         Reply {
@@ -48,4 +58,19 @@ pub trait App {
     fn on_switch_disconnected(&mut self, now_ps: u64, dpid: u64, out: &mut Vec<Reply>);
     /// A packet_in arrived from `dpid`.
     fn on_packet_in(&mut self, now_ps: u64, dpid: u64, ev: &PacketInEvent, out: &mut Vec<Reply>);
+    /// Another message arrived from the connected switch `dpid`: flow_removed, port_status,
+    /// multipart (stats) replies, barrier replies, errors, get-config replies. The default
+    /// ignores it.
+    fn on_message(&mut self, now_ps: u64, dpid: u64, msg: &Message, out: &mut Vec<Reply>) {
+        let _ = (now_ps, dpid, msg, out);
+    }
+    /// When the app next wants [`App::on_timeout`] (picoseconds, the same clock as `now_ps`);
+    /// `None`: no timer. The driver asks again after every call.
+    fn poll_timeout(&self) -> Option<u64> {
+        None
+    }
+    /// The time [`App::poll_timeout`] named has come (or passed).
+    fn on_timeout(&mut self, now_ps: u64, out: &mut Vec<Reply>) {
+        let _ = (now_ps, out);
+    }
 }

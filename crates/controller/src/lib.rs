@@ -12,6 +12,8 @@
 //! * [`app`]: the [`App`] trait applications implement and the [`Reply`] they produce;
 //! * [`l2`]: the L2 learning switch ([`L2Switch`]) for OpenFlow 1.0 and 1.3;
 //! * [`pool`]: the batching [`Pool`];
+//! * [`session`]: one OpenFlow connection ([`Session`]), controller or switch side: framing,
+//!   hello and version negotiation, features, echo keepalive, errors for bad messages;
 //! * [`backend`]: [`Backend`]s that run a batch through an app: [`ScalarBackend`] (one event at a
 //!   time) and [`CpuBackend`] (the learning switch in two batched phases, same replies);
 //! * [`gpu_batch`]: the GPU backend's host side, the resolve phase packed into flat arrays, and
@@ -32,6 +34,7 @@ pub mod event;
 pub mod gpu_batch;
 pub mod l2;
 pub mod pool;
+pub mod session;
 
 pub use app::{App, Reply};
 pub use backend::{Backend, CpuBackend, CpuParallelBackend, ScalarBackend};
@@ -41,3 +44,4 @@ pub use event::{Event, EventError, PacketInEvent};
 pub use gpu_batch::PackedBackend;
 pub use l2::{L2Config, L2Counters, L2Switch};
 pub use pool::{Pool, PoolConfig, PoolConfigError, GROUP_SIZE};
+pub use session::{Closed, Role, Session, SessionConfig, SessionCounters, SessionEvent, Transmit};

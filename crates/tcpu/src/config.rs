@@ -7,6 +7,7 @@
 
 use crate::types::{Time, MS, SEC};
 use serde::{Deserialize, Serialize};
+use tandem_time::units::{RateArg, SizeArg, TimeArg};
 
 /// TCPU's parameters. `TcpuConfig::default()` is the paper's testbed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -335,4 +336,53 @@ mod tests {
         };
         assert_eq!(c.validate(), Err(ConfigError::AttackBins));
     }
+}
+
+/// How a parameter with a unit is written.
+#[derive(Clone, Copy)]
+enum Unit {
+    Time,
+    Rate,
+    Size,
+}
+
+/// The parameters written with a unit (`rank_interval = "100ms"`, `dram_bytes = "1GiB"`,
+/// `bw_attack_bps = "200Mbps"`); every other one is a plain TOML value.
+const UNIT_PARAMS: &[(&str, Unit)] = &[
+    ("port_bps", Unit::Rate),
+    ("t_inactive", Unit::Time),
+    ("rank_interval", Unit::Time),
+    ("flow_idle_timeout", Unit::Time),
+    ("rule_setup_latency", Unit::Time),
+    ("rport_min_hold", Unit::Time),
+    ("dram_bytes", Unit::Size),
+    ("non_tcp_burst_bytes", Unit::Size),
+    ("cpu_per_packet", Unit::Time),
+    ("internal_link_bps", Unit::Rate),
+    ("long_flow_bytes", Unit::Size),
+    ("attack_bin", Unit::Time),
+    ("attack_window", Unit::Time),
+    ("attack_min_rto", Unit::Time),
+    ("attack_period_tolerance", Unit::Time),
+    ("bw_attack_bps", Unit::Rate),
+];
+
+/// Replaces every parameter of `t` that is written with a unit by its value in the base unit
+/// (picoseconds, bit/s, bytes), so that the table deserialises into a [`TcpuConfig`]. The
+/// error names the parameter. Sizes may also be bare integers (bytes); times and rates need a
+/// unit (or are 0), as in scenario files ([`tandem_time::units`]).
+pub fn read_units(t: &mut toml::Table) -> Result<(), (&'static str, String)> {
+    for &(name, unit) in UNIT_PARAMS {
+        let Some(v) = t.remove(name) else { continue };
+        let n = match unit {
+            Unit::Time => TimeArg::deserialize(v).map(|a| a.0),
+            Unit::Rate => RateArg::deserialize(v).map(|a| a.0),
+            Unit::Size => SizeArg::deserialize(v).map(|a| a.0),
+        }
+        .map_err(|e| e.message().to_string())
+        .map_err(|e| (name, e))?;
+        let n = i64::try_from(n).map_err(|_| (name, "too large".to_string()))?;
+        t.insert(name.to_string(), toml::Value::Integer(n));
+    }
+    Ok(())
 }

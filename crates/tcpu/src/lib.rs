@@ -24,7 +24,11 @@
 //! * [`attack`]: the low-rate burst attack detector;
 //! * [`core`]: [`Tcpu`], which ties them together behind [`Event`] and [`Action`];
 //! * [`model`]: the simulation adapter ([`model::TcpuModel`], a `tandem-sim` switch model) and
-//!   the experiments behind `tandem reproduce tcpu-*`. The only module that uses `tandem-sim`.
+//!   the experiments behind `tandem reproduce tcpu-*`. The only module that uses `tandem-sim`
+//!   (cargo feature `sim`, on by default);
+//! * [`openflow`] (cargo feature `openflow`): the same core as a `tandem-controller` app that
+//!   manages a real OpenFlow switch (Open vSwitch standing for the ASIC): `tandem controller
+//!   --app tcpu`.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -37,10 +41,14 @@ pub mod core;
 pub mod deep_buffer;
 pub mod flow_table;
 pub mod long_flows;
+#[cfg(feature = "sim")]
 pub mod model;
+#[cfg(feature = "openflow")]
+pub mod openflow;
 pub mod types;
 
 pub use crate::config::{ConfigError, TcpuConfig};
 pub use crate::core::{Action, CoreError, DropReason, Event, Tcpu, TcpuStats};
+#[cfg(feature = "sim")]
 pub use crate::model::experiments;
 pub use crate::types::{FlowId, PacketRef, Rule, RuleAction, RuleMatch, Time};

@@ -6,7 +6,8 @@ use std::str::FromStr;
 use tandem_controller::{
     App, Backend, CpuBackend, CpuParallelBackend, Event, L2Config, L2Switch, Reply, ScalarBackend,
 };
-use tandem_wire::openflow::Version;
+use tandem_tcpu::openflow::{TcpuApp, TcpuAppConfig};
+use tandem_wire::openflow::{Message, Version};
 
 /// One shard's application with its backend.
 pub trait Engine: Send {
@@ -16,6 +17,19 @@ pub trait Engine: Send {
     fn disconnected(&mut self, now_ps: u64, dpid: u64, out: &mut Vec<Reply>);
     /// Runs a batch (sorted by size) through the backend.
     fn process(&mut self, now_ps: u64, batch: &[Event], out: &mut Vec<Reply>);
+    /// Another message of a connected switch (flow_removed, stats replies, errors, ...).
+    fn message(&mut self, now_ps: u64, dpid: u64, msg: &Message, out: &mut Vec<Reply>);
+    /// When the app's next timer is due.
+    fn poll_timeout(&self) -> Option<u64>;
+    /// Runs the app's timer.
+    fn timeout(&mut self, now_ps: u64, out: &mut Vec<Reply>);
+    /// Appends the app's own counters as `(name, value)` rows for the metrics endpoint (names
+    /// in the Prometheus form, labels included); false when the app has no counters of its own
+    /// (the default), so that the shard is not woken to publish them.
+    fn metrics(&self, rows: &mut Vec<(String, u64)>) -> bool {
+        let _ = rows;
+        false
+    }
 }
 
 /// Makes the engine of shard `i` (an error message when it cannot).
@@ -36,6 +50,15 @@ impl<A: App + Send, B: Backend<A> + Send> Engine for AppEngine<A, B> {
     }
     fn process(&mut self, now_ps: u64, batch: &[Event], out: &mut Vec<Reply>) {
         self.backend.process(now_ps, batch, &mut self.app, out);
+    }
+    fn message(&mut self, now_ps: u64, dpid: u64, msg: &Message, out: &mut Vec<Reply>) {
+        self.app.on_message(now_ps, dpid, msg, out);
+    }
+    fn poll_timeout(&self) -> Option<u64> {
+        self.app.poll_timeout()
+    }
+    fn timeout(&mut self, now_ps: u64, out: &mut Vec<Reply>) {
+        self.app.on_timeout(now_ps, out);
     }
 }
 
@@ -77,6 +100,107 @@ impl fmt::Display for BackendChoice {
             BackendChoice::Cuda => "cuda",
         })
     }
+}
+
+/// The applications of `tandem controller --app`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AppChoice {
+    /// The GPU-controller paper's L2 learning switch.
+    L2,
+    /// TCPU managing an OpenFlow 1.3 switch as its ASIC (`tandem_tcpu::openflow`).
+    Tcpu,
+}
+
+impl FromStr for AppChoice {
+    type Err = String;
+    fn from_str(s: &str) -> Result<AppChoice, String> {
+        match s {
+            "l2" => Ok(AppChoice::L2),
+            "tcpu" => Ok(AppChoice::Tcpu),
+            "coswitch" => Err("the coswitch app is not built yet (issue 20); use l2 or tcpu".into()),
+            _ => Err(format!("unknown app {s:?} (expected l2 or tcpu)")),
+        }
+    }
+}
+
+impl fmt::Display for AppChoice {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            AppChoice::L2 => "l2",
+            AppChoice::Tcpu => "tcpu",
+        })
+    }
+}
+
+/// The TCPU app on the scalar backend (its packet_ins go through the core one at a time).
+struct TcpuEngine {
+    app: TcpuApp,
+}
+
+impl Engine for TcpuEngine {
+    fn connected(&mut self, now_ps: u64, dpid: u64, version: Version, out: &mut Vec<Reply>) {
+        self.app.on_switch_connected(now_ps, dpid, version, out);
+    }
+    fn disconnected(&mut self, now_ps: u64, dpid: u64, out: &mut Vec<Reply>) {
+        self.app.on_switch_disconnected(now_ps, dpid, out);
+    }
+    fn process(&mut self, now_ps: u64, batch: &[Event], out: &mut Vec<Reply>) {
+        ScalarBackend.process(now_ps, batch, &mut self.app, out);
+    }
+    fn message(&mut self, now_ps: u64, dpid: u64, msg: &Message, out: &mut Vec<Reply>) {
+        self.app.on_message(now_ps, dpid, msg, out);
+    }
+    fn poll_timeout(&self) -> Option<u64> {
+        self.app.poll_timeout()
+    }
+    fn timeout(&mut self, now_ps: u64, out: &mut Vec<Reply>) {
+        self.app.on_timeout(now_ps, out);
+    }
+    fn metrics(&self, rows: &mut Vec<(String, u64)>) -> bool {
+        let capacity = u64::from(self.app.config().tcpu.asic_flow_entries);
+        for dpid in self.app.switches() {
+            let (Some(c), Some(core)) = (self.app.counters(dpid), self.app.core(dpid)) else {
+                continue;
+            };
+            let s = core.stats();
+            let label = format!("{{dpid=\"{dpid:016x}\"}}");
+            for (name, v) in [
+                ("table_entries", c.table_entries),
+                ("table_capacity", capacity),
+                ("offloaded_flows", c.offloaded_flows),
+                ("software_packets", c.software_packets),
+                ("other_packets", c.other_packets),
+                ("untracked_packets", c.untracked_packets),
+                ("held_full_drops", c.held_full_drops),
+                ("core_drops", c.core_drops),
+                ("swaps", s.rank_swaps + s.inactive_swaps),
+                ("rank_swaps", s.rank_swaps),
+                ("inactive_swaps", s.inactive_swaps),
+                ("missed_counter_reads", s.missed_counter_reads),
+                ("rankings", s.rankings),
+                ("deep_buffer_peak_bytes", core.peak_dram()),
+                ("counter_reads", c.counter_reads),
+                ("op_failures", c.op_failures),
+                ("attackers", c.attackers),
+                ("long_pins", s.long_pins),
+                ("cpu_bytes", s.cpu_bytes),
+                ("asic_bytes", s.asic_bytes),
+            ] {
+                rows.push((format!("tcpu_{name}{label}"), v));
+            }
+        }
+        true
+    }
+}
+
+/// Engines running the TCPU app with `cfg`, one per shard (its configuration is checked here).
+pub fn tcpu_engine(cfg: TcpuAppConfig) -> Result<EngineFactory, String> {
+    TcpuApp::new(cfg.clone())?;
+    Ok(Box::new(move |_shard| -> Result<Box<dyn Engine>, String> {
+        Ok(Box::new(TcpuEngine {
+            app: TcpuApp::new(cfg.clone())?,
+        }))
+    }))
 }
 
 /// Engines running the paper's L2 learning switch on `backend`, one per shard.

@@ -21,7 +21,13 @@ pub(crate) async fn serve(shared: Arc<Shared>, listener: TcpListener) {
             },
             _ = super::stopped(stop.clone()) => return,
         };
-        let body = shared.stats.render();
+        let mut body = shared.stats.render();
+        // The apps' own counters, as their shards last published them.
+        for shard in &shared.shards {
+            for (name, v) in super::shard::lock_metrics(&shard.app_metrics).iter() {
+                body.push_str(&format!("tandem_{name} {v}\n"));
+            }
+        }
         tokio::spawn(async move {
             // Read (and ignore) the request head; a client that sends nothing still gets an answer.
             let mut req = [0u8; 1024];

@@ -9,19 +9,28 @@ use rustc_hash::FxHashMap;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, MutexGuard};
 use tandem_controller::{Event, Pool, PoolConfig, PoolConfigError, Reply};
-use tandem_wire::openflow::Version;
+use tandem_wire::openflow::{Message, Version};
 use tokio::sync::Notify;
 
 /// Batches a shard takes in a row before it lets other tasks run.
 const BATCHES_PER_TURN: usize = 16;
+/// How often, at most, a shard publishes its app's counters (picoseconds: 50 ms).
+const METRICS_EVERY_PS: u64 = 50_000_000_000;
+
+/// Locks `m` (a poisoned lock is taken over: the data is always consistent).
+pub(crate) fn lock_metrics(m: &Mutex<Vec<(String, u64)>>) -> MutexGuard<'_, Vec<(String, u64)>> {
+    lock(m)
+}
 
 /// A connection event the engine must see, in order with the packet_ins.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub(crate) enum Control {
     /// Handshake done.
     Connected(u64, Version),
     /// Connection gone.
     Disconnected(u64),
+    /// Another message of a connected switch for the app (flow_removed, stats replies, ...).
+    Message(u64, Box<Message>),
 }
 
 /// What producers and the shard task share.
@@ -36,6 +45,8 @@ pub(crate) struct Shard {
     /// Pool length above which readers stop reading until a batch is taken (TCP pushes back
     /// on the switches before the pool has to shed).
     high_water: usize,
+    /// The app's own counters as last published by the shard task (for the metrics endpoint).
+    pub app_metrics: Mutex<Vec<(String, u64)>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -51,6 +62,7 @@ impl Shard {
             notify: Notify::new(),
             drained: Notify::new(),
             high_water: (cfg.capacity / 2).max(cfg.batch),
+            app_metrics: Mutex::new(Vec::new()),
         })
     }
 
@@ -90,17 +102,33 @@ pub(crate) async fn run(shared: Arc<Shared>, index: usize, mut engine: Box<dyn E
     let mut out = Outbox::default();
     let stop = shared.shutdown.clone();
     let mut since_yield = 0;
+    let mut published: Option<u64> = None;
+    let mut rows: Vec<(String, u64)> = Vec::new();
+    // An app without counters of its own (the L2 switch) is not woken for them.
+    let mut has_metrics = false;
     loop {
         if *stop.borrow() {
             return;
         }
         let now = shared.clock.now_ps();
+        if published.is_none_or(|t| now >= t.saturating_add(METRICS_EVERY_PS)) {
+            published = Some(now);
+            rows.clear();
+            has_metrics = engine.metrics(&mut rows);
+            if has_metrics {
+                std::mem::swap(&mut *lock(&shard.app_metrics), &mut rows);
+            }
+        }
         std::mem::swap(&mut controls, &mut *lock(&shard.control));
         for c in controls.drain(..) {
             match c {
                 Control::Connected(dpid, v) => engine.connected(now, dpid, v, &mut replies),
                 Control::Disconnected(dpid) => engine.disconnected(now, dpid, &mut replies),
+                Control::Message(dpid, m) => engine.message(now, dpid, &m, &mut replies),
             }
+        }
+        if engine.poll_timeout().is_some_and(|t| t <= now) {
+            engine.timeout(now, &mut replies);
         }
         let (got, next) = {
             let mut pool = lock(&shard.pool);
@@ -130,6 +158,16 @@ pub(crate) async fn run(shared: Arc<Shared>, index: usize, mut engine: Box<dyn E
             continue;
         }
         since_yield = 0;
+        let next = [
+            next,
+            engine.poll_timeout(),
+            published
+                .filter(|_| has_metrics)
+                .map(|t| t.saturating_add(METRICS_EVERY_PS)),
+        ]
+        .into_iter()
+        .flatten()
+        .min();
         match next {
             Some(deadline) => {
                 let at = tokio::time::Instant::from_std(shared.clock.instant_at(deadline));

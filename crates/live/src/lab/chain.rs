@@ -10,7 +10,8 @@
 //! A chain is removed when dropped (processes by PID, then the namespaces by name), also when
 //! building it failed half-way; `up` refuses to start when a namespace of its names exists.
 
-use super::{add_namespace, existing_namespaces, in_ns, ip, kill_pidfile, LabSpec};
+use super::ovs::PrivateOvs;
+use super::{add_namespace, existing_namespaces, in_ns, ip, LabSpec};
 use std::net::Ipv4Addr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -100,11 +101,7 @@ impl Teardown {
                 super::down(&spec, &self.state.join("lab"));
             }
         }
-        let o = self.state.join("ovs");
-        for d in ["ovs-vswitchd", "ovsdb-server"] {
-            let pid = o.join(format!("{d}.pid"));
-            kill_pidfile(&pid, &pid_mark(&o, d));
-        }
+        PrivateOvs::stop(&self.state.join("ovs"));
         if self.state.is_dir() {
             super::kill_processes_under(&self.state);
         }
@@ -254,46 +251,11 @@ impl Chain {
     /// run folder (nothing of a system Open vSwitch is touched), then one netdev bridge per
     /// device.
     fn start_ovs(&mut self) -> Result<(), String> {
-        let o = self.state.join("ovs");
-        std::fs::create_dir_all(&o).map_err(|e| format!("{}: {e}", o.display()))?;
-        let db = o.join("conf.db");
-        let sock = format!("unix:{}", o.join("db.sock").display());
-        let schema = "/usr/share/openvswitch/vswitch.ovsschema";
-        let ovs = |prog: &str| {
-            let mut c = Command::new("ip");
-            c.args(["netns", "exec", &self.sw(), prog]);
-            for var in ["OVS_RUNDIR", "OVS_LOGDIR", "OVS_DBDIR", "OVS_SYSCONFDIR"] {
-                c.env(var, &o);
-            }
-            c
-        };
-        let missing = |e: String| format!("{e} (Open vSwitch is Debian's openvswitch-switch)");
-        super::run(ovs("ovsdb-tool").arg("create").arg(&db).arg(schema)).map_err(missing)?;
-        super::run(
-            ovs("ovsdb-server")
-                .arg(&db)
-                .arg(format!("--remote=p{sock}"))
-                .arg(format!("--pidfile={}", o.join("ovsdb-server.pid").display()))
-                .arg("--detach")
-                .arg(format!("--log-file={}", o.join("ovsdb-server.log").display())),
-        )?;
-        let vsctl = |args: &[&str]| {
-            let mut c = ovs("ovs-vsctl");
-            c.arg(format!("--db={sock}")).args(args);
-            super::run(&mut c)
-        };
-        vsctl(&["--no-wait", "init"])?;
-        super::run(
-            ovs("ovs-vswitchd")
-                .arg(&sock)
-                .arg(format!("--pidfile={}", o.join("ovs-vswitchd.pid").display()))
-                .arg("--detach")
-                .arg(format!("--log-file={}", o.join("ovs-vswitchd.log").display()))
-                .args(["--disable-system", "--disable-system-route"]),
-        )?;
+        let ovs = PrivateOvs::new(&self.state.join("ovs"), Some(&self.sw()));
+        ovs.start()?;
         for i in 1..=self.devices {
             let br = format!("br{i}");
-            vsctl(&[
+            ovs.vsctl(&[
                 "add-br",
                 &br,
                 "--",
@@ -410,12 +372,6 @@ impl Drop for Chain {
         }
         self.teardown.run();
     }
-}
-
-/// What Open vSwitch daemon `d`'s command line names, so that only our process is signalled:
-/// its pidfile option.
-fn pid_mark(o: &Path, d: &str) -> PathBuf {
-    PathBuf::from(format!("--pidfile={}", o.join(format!("{d}.pid")).display()))
 }
 
 #[cfg(test)]

@@ -11,7 +11,9 @@
 //! nothing else is touched.
 
 pub mod chain;
+mod ovs;
 pub mod spec;
+pub mod tcpu;
 
 pub use spec::LabSpec;
 
@@ -133,7 +135,7 @@ pub fn up(spec: &LabSpec, state: &Path, tandem: &Path, lease_timeout: Duration) 
             clash.join(", ")
         ));
     }
-    make_state(spec, state)?;
+    make_state(&spec.prefix, state)?;
     match build(spec, state, tandem, lease_timeout) {
         Ok(lab) => Ok(lab),
         Err(e) => {
@@ -154,7 +156,7 @@ pub fn is_lab_state(state: &Path) -> bool {
 
 /// Makes (or reuses) the state folder: a folder that exists, is not empty and was not made by
 /// a lab is refused, so that `down` never deletes what a user keeps there.
-fn make_state(spec: &LabSpec, state: &Path) -> Result<(), String> {
+pub(crate) fn make_state(prefix: &str, state: &Path) -> Result<(), String> {
     let in_use = state.is_dir()
         && !is_lab_state(state)
         && std::fs::read_dir(state).map(|mut d| d.next().is_some()).unwrap_or(true);
@@ -165,8 +167,7 @@ fn make_state(spec: &LabSpec, state: &Path) -> Result<(), String> {
         ));
     }
     std::fs::create_dir_all(state).map_err(|e| format!("{}: {e}", state.display()))?;
-    std::fs::write(state.join(STATE_MARK), format!("{}\n", spec.prefix))
-        .map_err(|e| format!("{}: {e}", state.display()))
+    std::fs::write(state.join(STATE_MARK), format!("{prefix}\n")).map_err(|e| format!("{}: {e}", state.display()))
 }
 
 fn build(spec: &LabSpec, state: &Path, tandem: &Path, lease_timeout: Duration) -> Result<Lab, String> {
@@ -428,14 +429,14 @@ mod tests {
         std::fs::create_dir_all(&d).unwrap();
         std::fs::write(d.join("precious.txt"), "mine").unwrap();
         // `up` refuses it before making anything ...
-        let err = make_state(&spec(), &d).unwrap_err();
+        let err = make_state("tp", &d).unwrap_err();
         assert!(err.contains("not made by `tandem lab up`"), "{err}");
         // ... and `down` leaves it.
         down(&spec(), &d);
         assert_eq!(std::fs::read_to_string(d.join("precious.txt")).unwrap(), "mine");
         // A folder `up` made is marked, and `down` removes it.
         let e = scratch("made");
-        make_state(&spec(), &e).unwrap();
+        make_state("tp", &e).unwrap();
         assert!(is_lab_state(&e));
         down(&spec(), &e);
         assert!(!e.exists());

@@ -7,9 +7,8 @@ use super::{FrameSize, Mode, OfBenchConfig};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
-use tandem_wire::openflow::{
-    Body, FeaturesReply, Hello, Message, OxmField, OxmMatch, PacketIn, SwitchConfig, Version, HEADER_LEN,
-};
+use tandem_controller::{Role, Session, SessionConfig, SessionEvent};
+use tandem_wire::openflow::{Body, FeaturesReply, Message, OxmField, OxmMatch, PacketIn, Version};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::{mpsc, watch, Notify};
@@ -141,7 +140,20 @@ pub(crate) async fn run(
     let answered = Arc::new(Notify::new());
     let outstanding = Arc::new(AtomicU64::new(u64::MAX));
 
-    // The reader: answers the controller, counts responses.
+    // The switch's side of the OpenFlow session: hello, features, echo, barrier and
+    // get-config are its; flow_mods and packet_outs come up raw to be counted.
+    let role = Role::Switch {
+        versions: vec![version],
+        features: features(version, dpid),
+    };
+    let mut session = Session::new(0, role, SessionConfig::default());
+    if let Some(hello) = session.poll_transmit() {
+        wr.write_all(&hello.bytes)
+            .await
+            .map_err(|e| format!("switch {dpid}: {e}"))?;
+    }
+
+    // The reader: answers the controller through the session, counts responses.
     let reader = {
         let counters = counters.clone();
         let answered = answered.clone();
@@ -155,43 +167,29 @@ pub(crate) async fn run(
                     Ok(n) => n,
                 };
                 buf.extend_from_slice(&chunk[..n]);
-                let mut start = 0;
-                while buf.len() - start >= HEADER_LEN {
-                    let len = usize::from(u16::from_be_bytes([buf[start + 2], buf[start + 3]]));
-                    if len < HEADER_LEN {
+                let used = session.handle_input(0, &buf, |ev| match ev {
+                    SessionEvent::Raw(msg) => {
+                        if let Some(r) = classify(msg) {
+                            counters.responses.fetch_add(1, Ordering::Relaxed);
+                            if u64::from(r.buffer_id) == outstanding.load(Ordering::Relaxed) || r.buffer_id == NO_BUFFER
+                            {
+                                answered.notify_one();
+                            }
+                        }
+                    }
+                    SessionEvent::Ready { .. } => counters.ready.store(1, Ordering::Relaxed),
+                    SessionEvent::PacketIn(_) | SessionEvent::Message(_) => {}
+                });
+                let Ok(used) = used else { return };
+                buf.drain(..used);
+                if let Some(t) = session.poll_transmit() {
+                    if ctrl_tx.send(t.bytes).await.is_err() {
                         return;
                     }
-                    if buf.len() - start < len {
-                        break;
-                    }
-                    let msg = &buf[start..start + len];
-                    if let Some(r) = classify(msg) {
-                        counters.responses.fetch_add(1, Ordering::Relaxed);
-                        if u64::from(r.buffer_id) == outstanding.load(Ordering::Relaxed) || r.buffer_id == NO_BUFFER {
-                            answered.notify_one();
-                        }
-                    } else if let Some(reply) = answer(msg, version, dpid) {
-                        if msg[1] == 5 {
-                            counters.ready.store(1, Ordering::Relaxed);
-                        }
-                        if ctrl_tx.send(reply).await.is_err() {
-                            return;
-                        }
-                    }
-                    start += len;
                 }
-                buf.drain(..start);
             }
         })
     };
-
-    let hello = Message {
-        version,
-        xid: 1,
-        body: Body::Hello(Hello::with_versions(&[version])),
-    };
-    let hello = hello.to_bytes().map_err(|e| e.to_string())?;
-    wr.write_all(&hello).await.map_err(|e| format!("switch {dpid}: {e}"))?;
 
     let dst = dst_mac(s);
     let test: Vec<Template> = [44, 64]
@@ -272,34 +270,17 @@ async fn connect(cfg: &OfBenchConfig) -> Result<TcpStream, String> {
     }
 }
 
-/// The switch's answer to a controller message, if it needs one.
-fn answer(msg: &[u8], version: Version, dpid: u64) -> Option<Vec<u8>> {
-    let xid = u32::from_be_bytes([msg[4], msg[5], msg[6], msg[7]]);
-    let code = msg[1];
-    let reply = |body: Body| Message { version, xid, body }.to_bytes().ok();
+/// The features reply of fake switch `dpid`.
+fn features(version: Version, dpid: u64) -> FeaturesReply {
     let v10 = version == Version::V1_0;
-    match code {
-        // echo request -> echo reply with the same data
-        2 => reply(Body::EchoReply(msg[HEADER_LEN..].to_vec())),
-        // features request
-        5 => reply(Body::FeaturesReply(FeaturesReply {
-            datapath_id: dpid,
-            n_buffers: 256,
-            n_tables: if v10 { 1 } else { 254 },
-            auxiliary_id: 0,
-            capabilities: 0,
-            actions: if v10 { 0xfff } else { 0 },
-            ports: Vec::new(),
-        })),
-        // get-config request
-        7 => reply(Body::GetConfigReply(SwitchConfig {
-            flags: 0,
-            miss_send_len: 128,
-        })),
-        // barrier request (18 in 1.0, 20 in 1.3)
-        18 if v10 => reply(Body::BarrierReply),
-        20 if !v10 => reply(Body::BarrierReply),
-        _ => None,
+    FeaturesReply {
+        datapath_id: dpid,
+        n_buffers: 256,
+        n_tables: if v10 { 1 } else { 254 },
+        auxiliary_id: 0,
+        capabilities: 0,
+        actions: if v10 { 0xfff } else { 0 },
+        ports: Vec::new(),
     }
 }
 
@@ -331,19 +312,24 @@ mod tests {
 
     #[test]
     fn answers_the_handshake() {
-        let req = Message {
-            version: Version::V1_3,
-            xid: 9,
-            body: Body::FeaturesRequest,
+        // The fake switch's session against the controller's: both ends ready, on the
+        // switch's one version, with its datapath id.
+        for v in [Version::V1_0, Version::V1_3] {
+            let role = Role::Switch {
+                versions: vec![v],
+                features: features(v, 5),
+            };
+            let mut sw = Session::new(0, role, SessionConfig::default());
+            let mut ctl = Session::new(0, Role::Controller, SessionConfig::default());
+            for _ in 0..4 {
+                if let Some(t) = sw.poll_transmit() {
+                    ctl.handle_input(0, &t.bytes, |_| {}).unwrap();
+                }
+                if let Some(t) = ctl.poll_transmit() {
+                    sw.handle_input(0, &t.bytes, |_| {}).unwrap();
+                }
+            }
+            assert_eq!((sw.is_ready(), ctl.dpid(), ctl.version()), (true, Some(5), v));
         }
-        .to_bytes()
-        .unwrap();
-        let r = answer(&req, Version::V1_3, 5).unwrap();
-        let (m, _) = Message::parse(&r).unwrap();
-        assert_eq!(m.xid, 9);
-        assert!(matches!(m.body, Body::FeaturesReply(ref f) if f.datapath_id == 5));
-        let cfg = [1u8, 7, 0, 8, 0, 0, 0, 4];
-        let (m, _) = Message::parse(&answer(&cfg, Version::V1_0, 1).unwrap()).unwrap();
-        assert!(matches!(m.body, Body::GetConfigReply(_)));
     }
 }

@@ -24,46 +24,17 @@
 //! switch without hosts is refused.
 
 use super::{queue_config, TcpuModel};
-use crate::config::{ConfigError, TcpuConfig};
+use crate::config::{read_units, ConfigError, TcpuConfig};
 use std::sync::Arc;
 use tandem_sim::config::QueueConfig;
 use tandem_sim::packet::NodeId;
 use tandem_sim::scenario::system::{Placement, Site, SystemKind};
 use tandem_sim::scenario::ScenarioError;
 use tandem_sim::switch::SwitchModel;
-use tandem_sim::units::{RateArg, SizeArg, TimeArg};
 
 /// The `"tcpu"` kind of `[[system]]` entries.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct TcpuKind;
-
-/// How a parameter with a unit is written.
-#[derive(Clone, Copy)]
-enum Unit {
-    Time,
-    Rate,
-    Size,
-}
-
-/// The parameters written with a unit; every other one is a plain TOML value.
-const UNIT_PARAMS: &[(&str, Unit)] = &[
-    ("port_bps", Unit::Rate),
-    ("t_inactive", Unit::Time),
-    ("rank_interval", Unit::Time),
-    ("flow_idle_timeout", Unit::Time),
-    ("rule_setup_latency", Unit::Time),
-    ("rport_min_hold", Unit::Time),
-    ("dram_bytes", Unit::Size),
-    ("non_tcp_burst_bytes", Unit::Size),
-    ("cpu_per_packet", Unit::Time),
-    ("internal_link_bps", Unit::Rate),
-    ("long_flow_bytes", Unit::Size),
-    ("attack_bin", Unit::Time),
-    ("attack_window", Unit::Time),
-    ("attack_min_rto", Unit::Time),
-    ("attack_period_tolerance", Unit::Time),
-    ("bw_attack_bps", Unit::Rate),
-];
 
 /// Parameters the scenario decides, and where.
 const FROM_SCENARIO: &[(&str, &str)] = &[
@@ -101,17 +72,7 @@ fn read_params(site: &Site<'_>, params: toml::Value) -> Result<(TcpuConfig, bool
         }
     }
     let port_bps_given = t.contains_key("port_bps");
-    for &(name, unit) in UNIT_PARAMS {
-        let Some(v) = t.remove(name) else { continue };
-        let read = match unit {
-            Unit::Time => site.de::<TimeArg>(v.clone()).map(|a| a.0),
-            Unit::Rate => site.de::<RateArg>(v.clone()).map(|a| a.0),
-            Unit::Size => site.de::<SizeArg>(v.clone()).map(|a| a.0),
-        };
-        let n = read.map_err(|e| site.error(name, e.message))?;
-        let n = i64::try_from(n).map_err(|_| site.error(name, "too large"))?;
-        t.insert(name.to_string(), toml::Value::Integer(n));
-    }
+    read_units(&mut t).map_err(|(name, e)| site.error(name, e))?;
     let cfg: TcpuConfig = site.de(toml::Value::Table(t))?;
     Ok((cfg, port_bps_given))
 }

@@ -1,0 +1,524 @@
+//! The TCPU lab (`kind = "tcpu"`): TCPU live, with Open vSwitch standing for the switch ASIC.
+//!
+//! ```toml
+//! kind = "tcpu"
+//! prefix = "tt"            # namespaces tt-h1.., bridge ttbr, veths tth1x..; 1-6 of [a-z0-9]
+//! hosts = 3                # 2 to 8 hosts, host i on switch port i, address 10.77.0.i/24
+//! controller_port = 16653  # the controller listens on 127.0.0.1:PORT ...
+//! metrics_port = 19653     # ... and serves its counters on 127.0.0.1:PORT
+//! [tcpu]                   # the core's parameters (as `tandem controller --app-config`)
+//! asic_flow_entries = 16
+//! [app]                    # the app's limits
+//! ```
+//!
+//! `up` makes one namespace per host, a veth from each host's `eth0` to the root namespace, a
+//! private Open vSwitch in the root namespace (its own database and run folder in the lab's
+//! state folder, userspace datapath, nothing of a system OVS touched) with one bridge whose
+//! flow table [`TcpuAppConfig`]'s `[app] table` is capped by a `Flow_Table` with `flow_limit`
+//! = k + 1 (the table-miss entry) + the attack entries and `overflow_policy=refuse`, and starts
+//! `tandem controller --app tcpu` for it. It returns once the controller has installed its
+//! table-miss entry and host 1 reaches every other host. `down` stops the processes it started
+//! (by PID, checked against their command lines) and removes the namespaces, veths and bridge
+//! it named, and the state folder if `up` made it; nothing else.
+
+use super::ovs::PrivateOvs;
+use super::{
+    add_namespace, existing_namespaces, in_ns, ip, is_lab_state, kill_pidfile, kill_processes_under, make_state,
+};
+use crate::controller::fetch_stats;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+use tandem_tcpu::openflow::{TcpuAppConfig, COOKIE_FLOW, COOKIE_MISS, COOKIE_SRC, COOKIE_TAG};
+
+/// The bridge's datapath id.
+pub const DPID: u64 = 1;
+
+/// A TCPU lab file.
+#[derive(Debug, Clone)]
+pub struct TcpuLabSpec {
+    /// Prefix of every name the lab makes.
+    pub prefix: String,
+    /// Hosts (2 to 8).
+    pub hosts: usize,
+    /// The controller's OpenFlow port on 127.0.0.1.
+    pub controller_port: u16,
+    /// The controller's metrics port on 127.0.0.1.
+    pub metrics_port: u16,
+    /// The app's configuration.
+    pub app: TcpuAppConfig,
+    /// Its `[tcpu]` and `[app]` tables as written, for the controller's `--app-config`.
+    app_text: String,
+}
+
+/// Whether a lab text is a TCPU lab (`kind = "tcpu"`); other labs are Axon labs.
+pub fn is_tcpu_lab(text: &str) -> bool {
+    toml::from_str::<toml::Table>(text)
+        .ok()
+        .and_then(|t| t.get("kind").and_then(|k| k.as_str().map(|k| k == "tcpu")))
+        .unwrap_or(false)
+}
+
+impl TcpuLabSpec {
+    /// Reads and checks a lab file; errors name the file and the key.
+    pub fn load(path: &Path) -> Result<TcpuLabSpec, String> {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        TcpuLabSpec::parse(&text).map_err(|e| format!("{}: {e}", path.display()))
+    }
+
+    /// Parses and checks a lab text.
+    pub fn parse(text: &str) -> Result<TcpuLabSpec, String> {
+        let mut t: toml::Table = toml::from_str(text).map_err(|e| crate::toml_error::describe(text, &e))?;
+        let mut take = |k: &str| t.remove(k).ok_or_else(|| format!("key `{k}`: missing"));
+        let kind = take("kind")?;
+        if kind.as_str() != Some("tcpu") {
+            return Err(format!("key `kind`: expected \"tcpu\", got {kind}"));
+        }
+        let prefix = take("prefix")?.as_str().map(str::to_string).unwrap_or_default();
+        if prefix.is_empty()
+            || prefix.len() > 6
+            || !prefix.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+        {
+            return Err(format!("key `prefix`: {prefix:?} must be 1-6 characters of a-z, 0-9"));
+        }
+        let int = |v: toml::Value, k: &str, lo: i64, hi: i64| -> Result<i64, String> {
+            v.as_integer()
+                .filter(|n| (lo..=hi).contains(n))
+                .ok_or_else(|| format!("key `{k}`: expected an integer from {lo} to {hi}, got {v}"))
+        };
+        let hosts = int(take("hosts")?, "hosts", 2, 8)? as usize;
+        let controller_port = int(take("controller_port")?, "controller_port", 1, 65535)? as u16;
+        let metrics_port = int(take("metrics_port")?, "metrics_port", 1, 65535)? as u16;
+        if controller_port == metrics_port {
+            return Err("key `metrics_port`: the same as controller_port".into());
+        }
+        let mut app_table = toml::Table::new();
+        for k in ["tcpu", "app"] {
+            if let Some(v) = t.remove(k) {
+                app_table.insert(k.to_string(), v);
+            }
+        }
+        if let Some(k) = t.keys().next() {
+            return Err(format!(
+                "key `{k}`: unknown (expected kind, prefix, hosts, controller_port, metrics_port, [tcpu], [app])"
+            ));
+        }
+        let app_text = toml::to_string(&app_table).map_err(|e| e.to_string())?;
+        let app = TcpuAppConfig::parse(&app_text)?;
+        if usize::from(app.tcpu.ports) < hosts {
+            return Err(format!("key `tcpu.ports`: {} ports for {hosts} hosts", app.tcpu.ports));
+        }
+        Ok(TcpuLabSpec {
+            prefix,
+            hosts,
+            controller_port,
+            metrics_port,
+            app,
+            app_text,
+        })
+    }
+
+    /// Namespace of host `h` (1-based).
+    pub fn host_ns(&self, h: usize) -> String {
+        format!("{}-h{h}", self.prefix)
+    }
+
+    /// Address of host `h`.
+    pub fn host_ip(&self, h: usize) -> Ipv4Addr {
+        Ipv4Addr::new(10, 77, 0, h as u8)
+    }
+
+    /// The bridge standing for the ASIC.
+    pub fn bridge(&self) -> String {
+        format!("{}br", self.prefix)
+    }
+
+    /// The root-namespace end of host `h`'s veth (the bridge's port `h`).
+    fn port(&self, h: usize) -> String {
+        format!("{}h{h}x", self.prefix)
+    }
+
+    /// Entries OVS lets the table hold: k flow entries, the table-miss entry, the attack
+    /// entries.
+    pub fn flow_limit(&self) -> usize {
+        self.app.tcpu.asic_flow_entries as usize + 1 + self.app.app.max_attack_rules
+    }
+
+    /// The default state folder.
+    pub fn default_state(&self) -> PathBuf {
+        std::env::temp_dir().join(format!("tandem-lab-{}", self.prefix))
+    }
+
+    fn metrics(&self) -> SocketAddr {
+        SocketAddr::from(([127, 0, 0, 1], self.metrics_port))
+    }
+}
+
+/// A TCPU lab that is up.
+#[derive(Debug, Clone)]
+pub struct TcpuLab {
+    /// Its file.
+    pub spec: TcpuLabSpec,
+    /// Its state folder (absolute).
+    pub state: PathBuf,
+}
+
+/// Builds the lab; `tandem` is the binary that runs the controller. On failure everything
+/// made so far is removed before the error returns.
+pub fn up(spec: &TcpuLabSpec, state: &Path, tandem: &Path) -> Result<TcpuLab, String> {
+    let present = existing_namespaces();
+    let clash: Vec<String> = (1..=spec.hosts)
+        .map(|h| spec.host_ns(h))
+        .filter(|n| present.contains(n))
+        .collect();
+    if !clash.is_empty() {
+        return Err(format!(
+            "namespaces {} already exist: is the lab up already? (`tandem lab down` removes it)",
+            clash.join(", ")
+        ));
+    }
+    if Path::new(&format!("/sys/class/net/{}", spec.bridge())).exists() {
+        return Err(format!(
+            "interface {} already exists: is the lab up already?",
+            spec.bridge()
+        ));
+    }
+    make_state(&spec.prefix, state)?;
+    let state = std::path::absolute(state).map_err(|e| format!("{}: {e}", state.display()))?;
+    let lab = TcpuLab {
+        spec: spec.clone(),
+        state,
+    };
+    match lab.build(tandem) {
+        Ok(()) => Ok(lab),
+        Err(e) => {
+            down(spec, &lab.state);
+            Err(e)
+        }
+    }
+}
+
+impl TcpuLab {
+    /// The lab's Open vSwitch.
+    fn ovs(&self) -> PrivateOvs {
+        PrivateOvs::new(&self.state.join("ovs"), None)
+    }
+
+    fn build(&self, tandem: &Path) -> Result<(), String> {
+        let s = &self.spec;
+        for h in 1..=s.hosts {
+            let ns = s.host_ns(h);
+            add_namespace(&ns)?;
+            let (x, y) = (s.port(h), format!("{}h{h}y", s.prefix));
+            ip(&["link", "add", &x, "type", "veth", "peer", "name", &y])?;
+            ip(&["link", "set", &y, "netns", &ns])?;
+            in_ns(&ns, &["ip", "link", "set", &y, "name", "eth0"])?;
+            // Offloads off on both ends: the userspace datapath forwards frames as they are, so
+            // they must be finished (checksummed, segmented), as on a wire.
+            let off = ["tx", "off", "tso", "off", "gso", "off", "gro", "off"];
+            run_ethtool(None, &x, &off)?;
+            run_ethtool(Some(&ns), "eth0", &off)?;
+            ip(&["link", "set", &x, "up"])?;
+            in_ns(
+                &ns,
+                &["ip", "addr", "add", &format!("{}/24", s.host_ip(h)), "dev", "eth0"],
+            )?;
+            in_ns(&ns, &["ip", "link", "set", "eth0", "up"])?;
+        }
+        let ovs = self.ovs();
+        ovs.start()?;
+        let br = s.bridge();
+        let mut args: Vec<String> = vec![
+            "add-br".into(),
+            br.clone(),
+            "--".into(),
+            "set".into(),
+            "bridge".into(),
+            br.clone(),
+            "datapath_type=netdev".into(),
+            "protocols=OpenFlow13".into(),
+            "fail-mode=secure".into(),
+            format!("other-config:datapath-id={DPID:016x}"),
+            "other-config:disable-in-band=true".into(),
+        ];
+        for h in 1..=s.hosts {
+            let p = s.port(h);
+            args.extend([
+                "--".into(),
+                "add-port".into(),
+                br.clone(),
+                p.clone(),
+                "--".into(),
+                "set".into(),
+                "interface".into(),
+                p,
+                format!("ofport_request={h}"),
+            ]);
+        }
+        args.extend([
+            "--".into(),
+            "--id=@ft".into(),
+            "create".into(),
+            "Flow_Table".into(),
+            "name=tcam".into(),
+            format!("flow_limit={}", s.flow_limit()),
+            "overflow_policy=refuse".into(),
+            "--".into(),
+            "set".into(),
+            "bridge".into(),
+            br.clone(),
+            format!("flow_tables:{}=@ft", s.app.app.table),
+        ]);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        ovs.vsctl(&args)?;
+        // The controller, recognised by `down` through its configuration path (in the state
+        // folder) on its command line.
+        let app_cfg = self.state.join("app.toml");
+        std::fs::write(&app_cfg, &s.app_text).map_err(|e| format!("{}: {e}", app_cfg.display()))?;
+        let log = std::fs::File::create(self.state.join("controller.log"))
+            .map_err(|e| format!("{}: {e}", self.state.display()))?;
+        let err = log.try_clone().map_err(|e| e.to_string())?;
+        let child = Command::new(tandem)
+            .args(["controller", "--app", "tcpu", "--app-config"])
+            .arg(&app_cfg)
+            .args(["--listen", &format!("127.0.0.1:{}", s.controller_port)])
+            .args(["--metrics", &s.metrics().to_string()])
+            .args(["--log", "warn"])
+            .stdin(Stdio::null())
+            .stdout(log)
+            .stderr(err)
+            .spawn()
+            .map_err(|e| format!("{}: {e}", tandem.display()))?;
+        std::fs::write(self.state.join("controller.pid"), child.id().to_string()).map_err(|e| e.to_string())?;
+        ovs.vsctl(&["set-controller", &br, &format!("tcp:127.0.0.1:{}", s.controller_port)])?;
+        self.wait_for_controller(Duration::from_secs(20))?;
+        self.wait_reachable(Duration::from_secs(20))
+    }
+
+    /// Waits for the controller's table-miss entry in the bridge.
+    fn wait_for_controller(&self, within: Duration) -> Result<(), String> {
+        let until = Instant::now() + within;
+        let miss = format!("cookie={COOKIE_MISS:#x}");
+        loop {
+            if self.dump_flows().is_ok_and(|f| f.contains(&miss)) {
+                return Ok(());
+            }
+            if Instant::now() >= until {
+                let log = std::fs::read_to_string(self.state.join("controller.log")).unwrap_or_default();
+                return Err(format!(
+                    "the controller did not take the bridge within {within:?} (controller log: {})",
+                    log.trim()
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// Waits until host 1 reaches every other host (ARP and the first packets take the CPU
+    /// path).
+    fn wait_reachable(&self, within: Duration) -> Result<(), String> {
+        let until = Instant::now() + within;
+        for h in 2..=self.spec.hosts {
+            let target = self.spec.host_ip(h).to_string();
+            loop {
+                if in_ns(&self.spec.host_ns(1), &["ping", "-c", "1", "-W", "1", &target]).is_ok() {
+                    break;
+                }
+                if Instant::now() >= until {
+                    return Err(format!("host 1 does not reach {target} within {within:?}"));
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        }
+        Ok(())
+    }
+
+    /// `ovs-ofctl dump-flows` of the bridge.
+    pub fn dump_flows(&self) -> Result<String, String> {
+        self.ovs().ofctl("dump-flows", &self.spec.bridge(), &[])
+    }
+}
+
+/// The lab that `up` built in `state`.
+pub fn attach(spec: &TcpuLabSpec, state: &Path) -> Result<TcpuLab, String> {
+    if !is_lab_state(state) {
+        return Err(format!("{}: no lab state here (is the lab up?)", state.display()));
+    }
+    Ok(TcpuLab {
+        spec: spec.clone(),
+        state: std::path::absolute(state).map_err(|e| format!("{}: {e}", state.display()))?,
+    })
+}
+
+fn run_ethtool(ns: Option<&str>, dev: &str, args: &[&str]) -> Result<(), String> {
+    let mut all = vec!["ethtool", "-K", dev];
+    all.extend_from_slice(args);
+    match ns {
+        Some(ns) => in_ns(ns, &all),
+        None => super::run(Command::new(all[0]).args(&all[1..])),
+    }
+    .map(|_| ())
+    .map_err(|e| format!("{e} (ethtool is Debian's ethtool package)"))
+}
+
+/// Counts a flow dump's entries by kind: (TCPU flow entries, attack entries, all entries).
+pub fn count_entries(dump: &str) -> (usize, usize, usize) {
+    let mut n = (0, 0, 0);
+    for line in dump.lines().filter(|l| l.contains("cookie=")) {
+        n.2 += 1;
+        let cookie = line
+            .split("cookie=")
+            .nth(1)
+            .and_then(|c| c.split(',').next())
+            .and_then(|c| u64::from_str_radix(c.trim().trim_start_matches("0x"), 16).ok())
+            .unwrap_or(0);
+        match cookie & COOKIE_TAG {
+            COOKIE_FLOW => n.0 += 1,
+            COOKIE_SRC => n.1 += 1,
+            _ => {}
+        }
+    }
+    n
+}
+
+/// One JSON object per element of the lab (the bridge, the controller, each host), each on a
+/// line, with at least `element` and `kind`.
+pub fn status(lab: &TcpuLab) -> Result<Vec<String>, String> {
+    let s = &lab.spec;
+    let rows = fetch_stats(s.metrics(), Duration::from_secs(3))
+        .map_err(|e| format!("cannot read the controller's counters at {}: {e}", s.metrics()))?;
+    let label = format!("{{dpid=\"{DPID:016x}\"}}");
+    let get = |name: &str| -> u64 {
+        let key = format!("tandem_tcpu_{name}{label}");
+        rows.iter().find(|(n, _)| *n == key).map_or(0, |(_, v)| *v)
+    };
+    let ctl = |name: &str| rows.iter().find(|(n, _)| n == name).map_or(0, |(_, v)| *v);
+    let (entries, attack, all) = count_entries(&lab.dump_flows()?);
+    let mut out = vec![format!(
+        concat!(
+            "{{\"element\":\"{}\",\"kind\":\"tcpu\",\"dpid\":\"{:016x}\",\"table_entries\":{},",
+            "\"table_capacity\":{},\"offloaded_flows\":{},\"software_packets\":{},\"swaps\":{},",
+            "\"deep_buffer_peak_bytes\":{},\"attack_entries\":{},\"attackers\":{},\"other_packets\":{},",
+            "\"long_pins\":{},\"counter_reads\":{},\"op_failures\":{},\"switch_entries\":{},\"flow_limit\":{},",
+            "\"cpu_bytes\":{},\"asic_bytes\":{},\"rank_swaps\":{},\"inactive_swaps\":{},",
+            "\"rankings\":{},\"missed_counter_reads\":{}}}"
+        ),
+        s.bridge(),
+        DPID,
+        entries,
+        s.app.tcpu.asic_flow_entries,
+        get("offloaded_flows"),
+        get("software_packets"),
+        get("swaps"),
+        get("deep_buffer_peak_bytes"),
+        attack,
+        get("attackers"),
+        get("other_packets"),
+        get("long_pins"),
+        get("counter_reads"),
+        get("op_failures"),
+        all,
+        s.flow_limit(),
+        get("cpu_bytes"),
+        get("asic_bytes"),
+        get("rank_swaps"),
+        get("inactive_swaps"),
+        get("rankings"),
+        get("missed_counter_reads"),
+    )];
+    out.push(format!(
+        "{{\"element\":\"controller\",\"kind\":\"controller\",\"listen\":\"127.0.0.1:{}\",\"metrics\":\"{}\",\"switches_connected\":{},\"packet_ins\":{}}}",
+        s.controller_port,
+        s.metrics(),
+        ctl("switches_connected"),
+        ctl("packet_ins")
+    ));
+    for h in 1..=s.hosts {
+        out.push(format!(
+            "{{\"element\":\"{}\",\"kind\":\"host\",\"ip\":\"{}\",\"port\":{h}}}",
+            s.host_ns(h),
+            s.host_ip(h)
+        ));
+    }
+    Ok(out)
+}
+
+/// Removes what [`up`] made: the controller and Open vSwitch (by PID, checked against their
+/// command lines), the namespaces, veths and bridge the lab names, and the state folder if
+/// `up` made it. Safe to run when the lab is half up or already down.
+pub fn down(spec: &TcpuLabSpec, state: &Path) {
+    let state = &std::path::absolute(state).unwrap_or_else(|_| state.to_path_buf());
+    kill_pidfile(&state.join("controller.pid"), &state.join("app.toml"));
+    PrivateOvs::stop(&state.join("ovs"));
+    if is_lab_state(state) {
+        kill_processes_under(state);
+    }
+    let present = existing_namespaces();
+    for h in 1..=spec.hosts {
+        let ns = spec.host_ns(h);
+        if present.contains(&ns) {
+            let _ = ip(&["netns", "del", &ns]);
+        }
+    }
+    for name in (1..=spec.hosts).map(|h| spec.port(h)).chain([spec.bridge()]) {
+        if Path::new(&format!("/sys/class/net/{name}")).exists() {
+            let _ = ip(&["link", "del", &name]);
+        }
+    }
+    if is_lab_state(state) {
+        let _ = std::fs::remove_dir_all(state);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shipped() -> TcpuLabSpec {
+        let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../labs/tcpu.toml");
+        TcpuLabSpec::load(&p).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn the_shipped_lab_parses() {
+        let s = shipped();
+        assert!(is_tcpu_lab(
+            &std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../labs/tcpu.toml")).unwrap()
+        ));
+        assert_eq!(s.hosts, 3);
+        assert_eq!(
+            s.flow_limit(),
+            s.app.tcpu.asic_flow_entries as usize + 1 + s.app.app.max_attack_rules
+        );
+        assert_eq!(TcpuAppConfig::parse(&s.app_text).unwrap(), s.app);
+    }
+
+    #[test]
+    fn bad_labs_name_the_key() {
+        let ok = "kind = \"tcpu\"\nprefix = \"tt\"\nhosts = 3\ncontroller_port = 1\nmetrics_port = 2\n";
+        assert!(TcpuLabSpec::parse(ok).is_ok());
+        for (text, key) in [
+            (ok.replace("hosts = 3", "hosts = 9"), "hosts"),
+            (ok.replace("\"tt\"", "\"TT\""), "prefix"),
+            (ok.replace("metrics_port = 2", "metrics_port = 1"), "metrics_port"),
+            (format!("{ok}bogus = 1\n"), "bogus"),
+            (ok.replace("hosts = 3\n", ""), "hosts"),
+            (format!("{ok}[tcpu]\nports = 2\n"), "tcpu.ports"),
+            (format!("{ok}[tcpu]\nrank_interval = 3\n"), "tcpu.rank_interval"),
+        ] {
+            let e = TcpuLabSpec::parse(&text).unwrap_err();
+            assert!(e.contains(key), "{text}: {e}");
+        }
+        assert!(!is_tcpu_lab("prefix = \"tp\"\naxons = 1\n"));
+    }
+
+    #[test]
+    fn flow_dumps_are_counted_by_cookie() {
+        let dump = "OFPST_FLOW reply (OF1.3) (xid=0x2):\n \
+            cookie=0x7463707500000003, duration=1.0s, table=0, n_packets=5, priority=10,tcp actions=output:3\n \
+            cookie=0x7463707300000001, duration=1.0s, table=0, priority=40,ip,nw_src=10.77.0.2 actions=CONTROLLER:65535\n \
+            cookie=0x7463706d00000000, duration=2.0s, table=0, priority=0 actions=CONTROLLER:65535\n";
+        assert_eq!(count_entries(dump), (1, 1, 3));
+    }
+}
