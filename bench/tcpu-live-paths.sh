@@ -24,9 +24,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-lab() { # name k prefix port
-  sed -e "s/prefix = \"tt\"/prefix = \"$3\"/" -e "s/controller_port = 16653/controller_port = $4/" \
-      -e "s/metrics_port = 19653/metrics_port = $(($4 + 1))/" -e "s/asic_flow_entries = 16/asic_flow_entries = $2/" \
+lab() { # name k prefix
+  sed -e "s/prefix = \"tt\"/prefix = \"$3\"/" -e "s/asic_flow_entries = 16/asic_flow_entries = $2/" \
       -e 's/port_bps = "100Mbps"/port_bps = "10Gbps"/' labs/tcpu.toml > "$work/$1.toml"
   "$T" lab up "$work/$1.toml" --state "$work/$1" >/dev/null
   labs+=("$1")
@@ -46,19 +45,21 @@ print(f"{statistics.median(v) * 1000:.0f} {v[int(0.99 * (len(v) - 1))] * 1000:.0
   sleep 0.3
   local tcp
   tcp=$(ip netns exec "$h1" iperf3 -c 10.77.0.2 -p 5301 -t 5 -J | python3 -c '
-import json, sys; print(f"{json.load(sys.stdin)[\"end\"][\"sum_received\"][\"bits_per_second\"] / 1e6:.0f}")')
+import json, sys
+bps = json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"]
+print("%.0f" % (bps / 1e6))')
   ip netns exec "$h2" iperf3 -s -1 -D -p 5302
   sleep 0.3
   local udp
   udp=$(ip netns exec "$h1" iperf3 -c 10.77.0.2 -p 5302 -u -l 64 -b 102M -t 5 -J | python3 -c '
 import json, sys
 s = json.load(sys.stdin)["end"]["sum"]
-print(f"{(s[\"packets\"] - s[\"lost_packets\"]) / s[\"seconds\"]:.0f} {s[\"lost_percent\"]:.1f}")')
+print("%.0f %.1f" % ((s["packets"] - s["lost_packets"]) / s["seconds"], s["lost_percent"]))')
   echo "$1 $rtt $tcp $udp"
 }
 
-lab fast 16 tb 46653
-lab cpu 0 tc 46663
+lab fast 16 tb
+lab cpu 0 tc
 rows=$(measure "fast path (OVS table)" tb; measure "CPU path (packet_in, core, packet_out)" tc)
 status=$("$T" lab status "$work/cpu.toml" --state "$work/cpu" --json | head -1)
 echo

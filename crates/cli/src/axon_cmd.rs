@@ -149,7 +149,8 @@ fn tcpu_lab_cmd(file: &Path, cmd: LabCommand) -> Result<(), CliError> {
         LabCommand::Status { state, json, .. } => {
             let state = state.unwrap_or_else(|| spec.default_state());
             let lab = tcpu::attach(&spec, &state).map_err(|e| CliError::runtime(file, e))?;
-            for line in tcpu::status(&lab).map_err(|e| CliError::runtime(file, e))? {
+            let exe = std::env::current_exe().map_err(|e| CliError::Runtime(e.to_string()))?;
+            for line in tcpu::status(&lab, &exe).map_err(|e| CliError::runtime(file, e))? {
                 if json {
                     outln!("{line}");
                 } else {

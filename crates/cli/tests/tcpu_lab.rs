@@ -50,8 +50,7 @@ impl Lab {
             .replace("prefix = \"tt\"", &format!("prefix = \"{PREFIX}\""))
             .replace("hosts = 3", "hosts = 4")
             .replace("ports = 3", "ports = 4")
-            .replace("controller_port = 16653", "controller_port = 36653")
-            .replace("metrics_port = 19653", "metrics_port = 39653");
+            .replace("controller_port = 6653", "controller_port = 36653");
         assert!(
             lab.contains("hosts = 4") && lab.contains("36653") && lab.contains(&format!("asic_flow_entries = {K}"))
         );
@@ -375,8 +374,14 @@ fn tcpu_live_offloads_elephants_carries_mice_on_the_cpu_and_shapes_an_attack() {
         "{}",
         text(&left.stdout)
     );
-    for dev in [format!("{PREFIX}br"), format!("{PREFIX}h1x")] {
-        assert!(!Path::new(&format!("/sys/class/net/{dev}")).exists(), "{dev} left");
-    }
+    assert!(
+        !text(&left.stdout).contains(&format!("{PREFIX}-sw")),
+        "{}",
+        text(&left.stdout)
+    );
+    assert!(
+        !Path::new(&format!("/sys/class/net/{PREFIX}h1x")).exists(),
+        "a veth left"
+    );
     assert!(!st.exists(), "state folder left");
 }

@@ -2,30 +2,31 @@
 //!
 //! ```toml
 //! kind = "tcpu"
-//! prefix = "tt"            # namespaces tt-h1.., bridge ttbr, veths tth1x..; 1-6 of [a-z0-9]
+//! prefix = "tt"            # namespaces tt-sw, tt-h1..; 1-6 characters of [a-z0-9]
 //! hosts = 3                # 2 to 8 hosts, host i on switch port i, address 10.77.0.i/24
-//! controller_port = 16653  # the controller listens on 127.0.0.1:PORT ...
-//! metrics_port = 19653     # ... and serves its counters on 127.0.0.1:PORT
+//! controller_port = 6653   # the controller listens on 127.0.0.1:PORT in tt-sw (default 6653)
+//! metrics_port = 9653      # and serves its counters there (default 9653)
 //! [tcpu]                   # the core's parameters (as `tandem controller --app-config`)
 //! asic_flow_entries = 16
 //! [app]                    # the app's limits
 //! ```
 //!
-//! `up` makes one namespace per host, a veth from each host's `eth0` to the root namespace, a
-//! private Open vSwitch in the root namespace (its own database and run folder in the lab's
-//! state folder, userspace datapath, nothing of a system OVS touched) with one bridge whose
-//! flow table [`TcpuAppConfig`]'s `[app] table` is capped by a `Flow_Table` with `flow_limit`
-//! = k + 1 (the table-miss entry) + the attack entries and `overflow_policy=refuse`, and starts
-//! `tandem controller --app tcpu` for it. It returns once the controller has installed its
-//! table-miss entry and host 1 reaches every other host. `down` stops the processes it started
-//! (by PID, checked against their command lines) and removes the namespaces, veths and bridge
-//! it named, and the state folder if `up` made it; nothing else.
+//! `up` makes a switch namespace `PREFIX-sw` and one namespace per host, a veth from each
+//! host's `eth0` to port `pI` in the switch namespace, a private Open vSwitch in the switch
+//! namespace (its own database and run folder in the lab's state folder, userspace datapath,
+//! nothing of a system OVS touched, so labs never meet each other or a system OVS) with one
+//! bridge whose flow table (`[app] table`) is capped by a `Flow_Table` with `flow_limit` = k + 1
+//! (the table-miss entry) + the attack entries and `overflow_policy=refuse`, and starts
+//! `tandem controller --app tcpu` for it in the same namespace. It returns once the controller
+//! has installed its table-miss entry and host 1 reaches every other host. `down` stops the
+//! processes it started (by PID, checked against their command lines) and removes the
+//! namespaces it named (their veths and bridge go with them) and the state folder if `up` made
+//! it; nothing else.
 
 use super::ovs::PrivateOvs;
 use super::{
-    add_namespace, existing_namespaces, in_ns, ip, is_lab_state, kill_pidfile, kill_processes_under, make_state,
+    add_namespace, existing_namespaces, in_ns, ip, is_lab_state, kill_pidfile, kill_processes_under, make_state, veth,
 };
-use crate::controller::fetch_stats;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -88,8 +89,14 @@ impl TcpuLabSpec {
                 .ok_or_else(|| format!("key `{k}`: expected an integer from {lo} to {hi}, got {v}"))
         };
         let hosts = int(take("hosts")?, "hosts", 2, 8)? as usize;
-        let controller_port = int(take("controller_port")?, "controller_port", 1, 65535)? as u16;
-        let metrics_port = int(take("metrics_port")?, "metrics_port", 1, 65535)? as u16;
+        let mut port = |k: &str, default: i64| -> Result<u16, String> {
+            match t.remove(k) {
+                Some(v) => int(v, k, 1, 65535).map(|n| n as u16),
+                None => Ok(default as u16),
+            }
+        };
+        let controller_port = port("controller_port", 6653)?;
+        let metrics_port = port("metrics_port", 9653)?;
         if controller_port == metrics_port {
             return Err("key `metrics_port`: the same as controller_port".into());
         }
@@ -129,14 +136,21 @@ impl TcpuLabSpec {
         Ipv4Addr::new(10, 77, 0, h as u8)
     }
 
+    /// The switch's namespace (Open vSwitch and the controller run there).
+    pub fn switch_ns(&self) -> String {
+        format!("{}-sw", self.prefix)
+    }
+
+    /// Every namespace the lab makes.
+    pub fn namespaces(&self) -> Vec<String> {
+        let mut v = vec![self.switch_ns()];
+        v.extend((1..=self.hosts).map(|h| self.host_ns(h)));
+        v
+    }
+
     /// The bridge standing for the ASIC.
     pub fn bridge(&self) -> String {
         format!("{}br", self.prefix)
-    }
-
-    /// The root-namespace end of host `h`'s veth (the bridge's port `h`).
-    fn port(&self, h: usize) -> String {
-        format!("{}h{h}x", self.prefix)
     }
 
     /// Entries OVS lets the table hold: k flow entries, the table-miss entry, the attack
@@ -168,20 +182,11 @@ pub struct TcpuLab {
 /// made so far is removed before the error returns.
 pub fn up(spec: &TcpuLabSpec, state: &Path, tandem: &Path) -> Result<TcpuLab, String> {
     let present = existing_namespaces();
-    let clash: Vec<String> = (1..=spec.hosts)
-        .map(|h| spec.host_ns(h))
-        .filter(|n| present.contains(n))
-        .collect();
+    let clash: Vec<String> = spec.namespaces().into_iter().filter(|n| present.contains(n)).collect();
     if !clash.is_empty() {
         return Err(format!(
             "namespaces {} already exist: is the lab up already? (`tandem lab down` removes it)",
             clash.join(", ")
-        ));
-    }
-    if Path::new(&format!("/sys/class/net/{}", spec.bridge())).exists() {
-        return Err(format!(
-            "interface {} already exists: is the lab up already?",
-            spec.bridge()
         ));
     }
     make_state(&spec.prefix, state)?;
@@ -202,29 +207,27 @@ pub fn up(spec: &TcpuLabSpec, state: &Path, tandem: &Path) -> Result<TcpuLab, St
 impl TcpuLab {
     /// The lab's Open vSwitch.
     fn ovs(&self) -> PrivateOvs {
-        PrivateOvs::new(&self.state.join("ovs"), None)
+        PrivateOvs::new(&self.state.join("ovs"), Some(&self.spec.switch_ns()))
     }
 
     fn build(&self, tandem: &Path) -> Result<(), String> {
         let s = &self.spec;
+        let sw = s.switch_ns();
+        for ns in s.namespaces() {
+            add_namespace(&ns)?;
+        }
         for h in 1..=s.hosts {
             let ns = s.host_ns(h);
-            add_namespace(&ns)?;
-            let (x, y) = (s.port(h), format!("{}h{h}y", s.prefix));
-            ip(&["link", "add", &x, "type", "veth", "peer", "name", &y])?;
-            ip(&["link", "set", &y, "netns", &ns])?;
-            in_ns(&ns, &["ip", "link", "set", &y, "name", "eth0"])?;
-            // Offloads off on both ends: the userspace datapath forwards frames as they are, so
-            // they must be finished (checksummed, segmented), as on a wire.
-            let off = ["tx", "off", "tso", "off", "gso", "off", "gro", "off"];
-            run_ethtool(None, &x, &off)?;
-            run_ethtool(Some(&ns), "eth0", &off)?;
-            ip(&["link", "set", &x, "up"])?;
+            veth(
+                &format!("{}h{h}", s.prefix),
+                (&ns, "eth0"),
+                (&sw, &format!("p{h}")),
+                "1500",
+            )?;
             in_ns(
                 &ns,
                 &["ip", "addr", "add", &format!("{}/24", s.host_ip(h)), "dev", "eth0"],
             )?;
-            in_ns(&ns, &["ip", "link", "set", "eth0", "up"])?;
         }
         let ovs = self.ovs();
         ovs.start()?;
@@ -243,7 +246,7 @@ impl TcpuLab {
             "other-config:disable-in-band=true".into(),
         ];
         for h in 1..=s.hosts {
-            let p = s.port(h);
+            let p = format!("p{h}");
             args.extend([
                 "--".into(),
                 "add-port".into(),
@@ -279,7 +282,9 @@ impl TcpuLab {
         let log = std::fs::File::create(self.state.join("controller.log"))
             .map_err(|e| format!("{}: {e}", self.state.display()))?;
         let err = log.try_clone().map_err(|e| e.to_string())?;
-        let child = Command::new(tandem)
+        let child = Command::new("ip")
+            .args(["netns", "exec", &sw])
+            .arg(tandem)
             .args(["controller", "--app", "tcpu", "--app-config"])
             .arg(&app_cfg)
             .args(["--listen", &format!("127.0.0.1:{}", s.controller_port)])
@@ -351,17 +356,6 @@ pub fn attach(spec: &TcpuLabSpec, state: &Path) -> Result<TcpuLab, String> {
     })
 }
 
-fn run_ethtool(ns: Option<&str>, dev: &str, args: &[&str]) -> Result<(), String> {
-    let mut all = vec!["ethtool", "-K", dev];
-    all.extend_from_slice(args);
-    match ns {
-        Some(ns) => in_ns(ns, &all),
-        None => super::run(Command::new(all[0]).args(&all[1..])),
-    }
-    .map(|_| ())
-    .map_err(|e| format!("{e} (ethtool is Debian's ethtool package)"))
-}
-
 /// Counts a flow dump's entries by kind: (TCPU flow entries, attack entries, all entries).
 pub fn count_entries(dump: &str) -> (usize, usize, usize) {
     let mut n = (0, 0, 0);
@@ -384,10 +378,28 @@ pub fn count_entries(dump: &str) -> (usize, usize, usize) {
 
 /// One JSON object per element of the lab (the bridge, the controller, each host), each on a
 /// line, with at least `element` and `kind`.
-pub fn status(lab: &TcpuLab) -> Result<Vec<String>, String> {
+/// The controller's counters are read by `tandem` (the binary given) run in the switch's
+/// namespace, where the metrics endpoint listens.
+pub fn status(lab: &TcpuLab, tandem: &Path) -> Result<Vec<String>, String> {
     let s = &lab.spec;
-    let rows = fetch_stats(s.metrics(), Duration::from_secs(3))
-        .map_err(|e| format!("cannot read the controller's counters at {}: {e}", s.metrics()))?;
+    let text = in_ns(
+        &s.switch_ns(),
+        &[
+            &tandem.display().to_string(),
+            "controller",
+            "stats",
+            "--metrics",
+            &s.metrics().to_string(),
+        ],
+    )?;
+    // `name  value` lines.
+    let rows: Vec<(String, u64)> = text
+        .lines()
+        .filter_map(|l| {
+            let (n, v) = l.rsplit_once(' ')?;
+            Some((n.trim().to_string(), v.trim().parse().ok()?))
+        })
+        .collect();
     let label = format!("{{dpid=\"{DPID:016x}\"}}");
     let get = |name: &str| -> u64 {
         let key = format!("tandem_tcpu_{name}{label}");
@@ -445,8 +457,8 @@ pub fn status(lab: &TcpuLab) -> Result<Vec<String>, String> {
 }
 
 /// Removes what [`up`] made: the controller and Open vSwitch (by PID, checked against their
-/// command lines), the namespaces, veths and bridge the lab names, and the state folder if
-/// `up` made it. Safe to run when the lab is half up or already down.
+/// command lines), the namespaces the lab names (with their veths and the bridge), and the
+/// state folder if `up` made it. Safe to run when the lab is half up or already down.
 pub fn down(spec: &TcpuLabSpec, state: &Path) {
     let state = &std::path::absolute(state).unwrap_or_else(|_| state.to_path_buf());
     kill_pidfile(&state.join("controller.pid"), &state.join("app.toml"));
@@ -455,13 +467,14 @@ pub fn down(spec: &TcpuLabSpec, state: &Path) {
         kill_processes_under(state);
     }
     let present = existing_namespaces();
-    for h in 1..=spec.hosts {
-        let ns = spec.host_ns(h);
+    for ns in spec.namespaces() {
         if present.contains(&ns) {
             let _ = ip(&["netns", "del", &ns]);
         }
     }
-    for name in (1..=spec.hosts).map(|h| spec.port(h)).chain([spec.bridge()]) {
+    // Root-namespace veth ends of a half-made wire.
+    for h in 1..=spec.hosts {
+        let name = format!("{}h{h}x", spec.prefix);
         if Path::new(&format!("/sys/class/net/{name}")).exists() {
             let _ = ip(&["link", "del", &name]);
         }
