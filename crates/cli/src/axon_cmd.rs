@@ -47,6 +47,16 @@ pub enum LabCommand {
         #[arg(long, value_name = "DIR")]
         state: Option<PathBuf>,
     },
+    /// Replay a TCPU lab's controller log (every input its core got) through a fresh core
+    /// with the lab's parameters: the same decisions, action for action, or the first that
+    /// differs (exit 1).
+    Replay {
+        /// The lab file.
+        lab: PathBuf,
+        /// The state directory given to `up`.
+        #[arg(long, value_name = "DIR")]
+        state: Option<PathBuf>,
+    },
     /// Print a running TCPU lab's elements (the switch with its table and CPU-path counters,
     /// the controller, the hosts).
     Status {
@@ -146,6 +156,13 @@ fn tcpu_lab_cmd(file: &Path, cmd: LabCommand) -> Result<(), CliError> {
             }
             Ok(())
         }
+        LabCommand::Replay { state, .. } => {
+            let state = state.unwrap_or_else(|| spec.default_state());
+            let lab = tcpu::attach(&spec, &state).map_err(|e| CliError::runtime(file, e))?;
+            let n = lab.replay().map_err(CliError::Runtime)?;
+            outln!("replayed {n} steps of the live run through a fresh core: every action the same");
+            Ok(())
+        }
         LabCommand::Status { state, json, .. } => {
             let state = state.unwrap_or_else(|| spec.default_state());
             let lab = tcpu::attach(&spec, &state).map_err(|e| CliError::runtime(file, e))?;
@@ -171,13 +188,20 @@ fn tcpu_lab_cmd(file: &Path, cmd: LabCommand) -> Result<(), CliError> {
 /// Runs `tandem lab ...`.
 pub fn lab(cmd: LabCommand) -> Result<(), CliError> {
     let file = match &cmd {
-        LabCommand::Up { lab, .. } | LabCommand::Down { lab, .. } | LabCommand::Status { lab, .. } => lab.clone(),
+        LabCommand::Up { lab, .. }
+        | LabCommand::Down { lab, .. }
+        | LabCommand::Status { lab, .. }
+        | LabCommand::Replay { lab, .. } => lab.clone(),
     };
     // A file that cannot be read is left to the Axon loader, which names the problem.
     if std::fs::read_to_string(&file).is_ok_and(|t| is_tcpu_lab(&t)) {
         return tcpu_lab_cmd(&file, cmd);
     }
     match cmd {
+        LabCommand::Replay { .. } => Err(CliError::Input(format!(
+            "{}: `lab replay` replays TCPU labs (kind = \"tcpu\")",
+            file.display()
+        ))),
         LabCommand::Status { .. } => Err(CliError::Input(format!(
             "{}: `lab status` reports TCPU labs (kind = \"tcpu\"); an Axon lab's hosts are listed by `lab up`",
             file.display()

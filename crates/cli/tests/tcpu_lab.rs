@@ -5,7 +5,9 @@
 //! `ovs-ofctl dump-flows`: the table never holds more than its k flow entries, both elephants
 //! are in it, the CPU path carries the short connections (all of which complete), and the
 //! attacker is detected and its traffic taken to the CPU shaper by an entry for its address.
-//! `tandem lab status --json` names the elements; `tandem lab down` leaves nothing behind.
+//! `tandem lab status --json` names the elements; `tandem lab replay` runs the controller's log
+//! of every input its TCPU core got through a fresh core and gets the same actions, step for
+//! step; `tandem lab down` leaves nothing behind.
 //!
 //! Needs root, Open vSwitch, iperf3, python3, iproute2, iputils-ping and ethtool; skips with a
 //! message when any is missing or when not root, unless TANDEM_REQUIRE_SYSTEM=1. Everything it
@@ -363,6 +365,19 @@ fn tcpu_live_offloads_elephants_carries_mice_on_the_cpu_and_shapes_an_attack() {
         "no attack entry: {:#?}",
         seen.lines
     );
+
+    // Sim and live agree: the controller's log of every input its core got, replayed through a
+    // fresh core (the code the simulator runs), gives the same actions, step for step.
+    let replay = tandem(&["lab", "replay", lab.file(), "--state", lab.state()]);
+    assert!(replay.status.success(), "lab replay: {}", text(&replay.stderr));
+    let replayed = text(&replay.stdout);
+    let steps: u64 = replayed
+        .strip_prefix("replayed ")
+        .and_then(|r| r.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{replayed}"));
+    assert!(steps >= 1000, "{replayed}");
+    eprintln!("{replayed}");
 
     // Down removes everything.
     drop(seen);

@@ -41,6 +41,26 @@ pub const OFPP13_ANY: u32 = 0xffff_ffff;
 /// `OFPCML_NO_BUFFER`: send the whole frame to the controller.
 pub const OFPCML_NO_BUFFER: u16 = 0xffff;
 
+/// The OpenFlow 1.3 table-miss entry of `table`: priority 0, matching everything, sending the
+/// whole frame to the controller (1.3 switches drop misses by default), with `cookie`.
+pub fn table_miss_13(table: u8, cookie: u64) -> FlowMod {
+    FlowMod {
+        cookie,
+        table_id: table,
+        command: FlowModCommand::Add,
+        priority: 0,
+        buffer_id: NO_BUFFER,
+        out_port: OFPP13_ANY,
+        out_group: OFPP13_ANY,
+        matches: FlowMatch::Oxm(OxmMatch::default()),
+        instructions: vec![Instruction::ApplyActions(vec![Action::Output {
+            port: OFPP13_CONTROLLER,
+            max_len: OFPCML_NO_BUFFER,
+        }])],
+        ..FlowMod::default()
+    }
+}
+
 /// Settings of the learning switch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct L2Config {
@@ -320,20 +340,7 @@ impl App for L2Switch {
     fn on_switch_connected(&mut self, _now_ps: u64, dpid: u64, version: Version, out: &mut Vec<Reply>) {
         self.tables.entry(dpid).or_default();
         if version == Version::V1_3 {
-            let miss = FlowMod {
-                command: FlowModCommand::Add,
-                priority: 0,
-                buffer_id: NO_BUFFER,
-                out_port: OFPP13_ANY,
-                out_group: OFPP13_ANY,
-                matches: FlowMatch::Oxm(OxmMatch::default()),
-                instructions: vec![Instruction::ApplyActions(vec![Action::Output {
-                    port: OFPP13_CONTROLLER,
-                    max_len: OFPCML_NO_BUFFER,
-                }])],
-                ..FlowMod::default()
-            };
-            out.push(Reply::flow_mod(dpid, version, 0, miss));
+            out.push(Reply::flow_mod(dpid, version, 0, table_miss_13(0, 0)));
             self.counters.flow_mods += 1;
         }
     }

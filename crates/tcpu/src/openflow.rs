@@ -52,7 +52,7 @@ use std::net::Ipv4Addr;
 use std::path::Path;
 use tandem_controller::app::{App, Reply};
 use tandem_controller::event::{PacketInEvent, NO_BUFFER};
-use tandem_controller::l2::{OFPCML_NO_BUFFER, OFPP13_ANY, OFPP13_CONTROLLER, OFPP13_FLOOD};
+use tandem_controller::l2::{table_miss_13, OFPCML_NO_BUFFER, OFPP13_ANY, OFPP13_CONTROLLER, OFPP13_FLOOD};
 use tandem_wire::decode::summarize_ipv4;
 use tandem_wire::ipv4::IpProtocol;
 use tandem_wire::openflow::multipart::{FlowStatsRequest, MultipartReplyBody, MultipartRequestBody, FLAG_MORE};
@@ -108,8 +108,12 @@ pub struct AppLimits {
     pub max_attack_rules: usize,
     /// Switches managed at once, at most (more are refused). Default 16.
     pub max_switches: usize,
-    /// Core inputs recorded per switch for [`replay`] (0: none). Default 0.
+    /// Core inputs recorded per switch for [`replay`] (0: none) and not yet taken by the driver
+    /// ([`TcpuApp::take_log`]); a step beyond it is lost and counted. Default 0.
     pub log: usize,
+    /// Where the live driver appends the recorded steps, one line each ([`LoggedStep::to_line`];
+    /// `tandem lab replay` reads them). Needs `log` of at least 1. Default none.
+    pub log_file: Option<std::path::PathBuf>,
 }
 
 impl Default for AppLimits {
@@ -121,6 +125,7 @@ impl Default for AppLimits {
             max_attack_rules: 16,
             max_switches: 16,
             log: 0,
+            log_file: None,
         }
     }
 }
@@ -179,6 +184,9 @@ impl TcpuAppConfig {
                 return Err(format!("{k}: must be at least 1"));
             }
         }
+        if cfg.app.log_file.is_some() && cfg.app.log == 0 {
+            return Err("app.log: must be at least 1 with app.log_file (the steps held between writes)".into());
+        }
         if cfg.app.max_flows > u32::MAX as usize {
             return Err("app.max_flows: at most 4294967295".into());
         }
@@ -213,6 +221,8 @@ pub struct TcpuAppCounters {
     pub attackers: u64,
     /// Entries removed.
     pub removals: u64,
+    /// Log steps lost because [`AppLimits::log`] steps were waiting to be taken.
+    pub log_dropped: u64,
 }
 
 /// One input the core got, for [`replay`].
@@ -241,25 +251,10 @@ pub enum LoggedInput {
     OpFailed(RuleMatch),
 }
 
-/// One recorded step: the time, the input and the actions the core gave.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LoggedStep {
-    /// When (picoseconds of the driver's clock).
-    pub now: Time,
-    /// The input.
-    pub input: LoggedInput,
-    /// The actions, in order.
-    pub actions: Vec<Action>,
-}
-
-/// Feeds a recorded log through a fresh core with `cfg`; `Err` names the first step whose
-/// actions differ (or that the core refused).
-pub fn replay(cfg: &TcpuConfig, log: &[LoggedStep]) -> Result<usize, String> {
-    let mut core = Tcpu::new(cfg.clone()).map_err(|e| e.to_string())?;
-    let mut out = Vec::new();
-    for (i, step) in log.iter().enumerate() {
-        out.clear();
-        let ev = match &step.input {
+impl LoggedInput {
+    /// The core event this input is.
+    pub fn event(&self) -> Event<'_> {
+        match self {
             LoggedInput::Packet {
                 pkt,
                 flow,
@@ -278,8 +273,168 @@ pub fn replay(cfg: &TcpuConfig, log: &[LoggedStep]) -> Result<usize, String> {
             LoggedInput::Counters(c) => Event::AsicCounters { counters: c },
             LoggedInput::Tick => Event::Tick,
             LoggedInput::OpFailed(m) => Event::OpFailed { matches: *m },
+        }
+    }
+}
+
+/// A digest of a step's actions (FNV-1a over their debug form): a log line carries it instead
+/// of the actions, which follow from the inputs.
+pub fn actions_digest(actions: &[Action]) -> u64 {
+    let text = format!("{actions:?}");
+    text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// One recorded step: the time, the input and the actions the core gave.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoggedStep {
+    /// When (picoseconds of the driver's clock).
+    pub now: Time,
+    /// The input.
+    pub input: LoggedInput,
+    /// The actions, in order.
+    pub actions: Vec<Action>,
+}
+
+impl LoggedStep {
+    /// The step as one line of text for switch `dpid`: `DPID NOW KIND FIELDS... #DIGEST` with
+    /// KIND `P` (packet: pkt flow src port bytes tcp), `C` (counters: flow=bytes ...), `T`
+    /// (tick) or `F` (failed: flow/src/port and its id), and the digest of the actions
+    /// ([`actions_digest`]).
+    pub fn to_line(&self, dpid: u64) -> String {
+        let body = match &self.input {
+            LoggedInput::Packet {
+                pkt,
+                flow,
+                src,
+                port,
+                bytes,
+                is_tcp,
+            } => format!("P {} {} {src} {port} {bytes} {}", pkt.0, flow.0, u8::from(*is_tcp)),
+            LoggedInput::Counters(c) => {
+                let mut t = String::from("C");
+                for (f, b) in c {
+                    t.push_str(&format!(" {}={b}", f.0));
+                }
+                t
+            }
+            LoggedInput::Tick => "T".into(),
+            LoggedInput::OpFailed(RuleMatch::Flow(f)) => format!("F flow {}", f.0),
+            LoggedInput::OpFailed(RuleMatch::Src(s)) => format!("F src {s}"),
+            LoggedInput::OpFailed(RuleMatch::OutPort(p)) => format!("F port {p}"),
         };
-        core.handle(step.now, ev, &mut out)
+        format!(
+            "{dpid:016x} {} {body} #{:016x}",
+            self.now,
+            actions_digest(&self.actions)
+        )
+    }
+
+    /// Reads a line of [`LoggedStep::to_line`]: (dpid, time, input, digest of the actions).
+    pub fn parse_line(line: &str) -> Result<(u64, Time, LoggedInput, u64), String> {
+        let (body, digest) = line.rsplit_once(" #").ok_or("no action digest")?;
+        let digest = u64::from_str_radix(digest.trim(), 16).map_err(|_| "bad action digest")?;
+        let mut w = body.split_whitespace();
+        let mut next = |what: &str| w.next().ok_or_else(|| format!("missing {what}"));
+        let dpid = u64::from_str_radix(next("datapath id")?, 16).map_err(|_| "bad datapath id")?;
+        let now: Time = next("time")?.parse().map_err(|_| "bad time")?;
+        let num = |s: &str, what: &str| s.parse::<u64>().map_err(|_| format!("bad {what}: {s:?}"));
+        let input = match next("kind")? {
+            "P" => {
+                let mut f = [0u64; 6];
+                for (i, what) in ["packet", "flow", "source", "port", "bytes", "tcp"].iter().enumerate() {
+                    f[i] = num(next(what)?, what)?;
+                }
+                let small = |v: u64, what: &str| u32::try_from(v).map_err(|_| format!("bad {what}"));
+                LoggedInput::Packet {
+                    pkt: PacketRef(f[0]),
+                    flow: FlowId(small(f[1], "flow")?),
+                    src: small(f[2], "source")?,
+                    port: u16::try_from(f[3]).map_err(|_| "bad port")?,
+                    bytes: small(f[4], "bytes")?,
+                    is_tcp: f[5] == 1,
+                }
+            }
+            "C" => {
+                let mut c = Vec::new();
+                for pair in w.by_ref() {
+                    let (f, b) = pair.split_once('=').ok_or("bad counter")?;
+                    c.push((FlowId(f.parse().map_err(|_| "bad counter flow")?), num(b, "counter")?));
+                }
+                LoggedInput::Counters(c)
+            }
+            "T" => LoggedInput::Tick,
+            "F" => {
+                let kind = next("failed kind")?;
+                let id = num(next("failed id")?, "failed id")?;
+                LoggedInput::OpFailed(match kind {
+                    "flow" => RuleMatch::Flow(FlowId(u32::try_from(id).map_err(|_| "bad flow")?)),
+                    "src" => RuleMatch::Src(u32::try_from(id).map_err(|_| "bad source")?),
+                    "port" => RuleMatch::OutPort(u16::try_from(id).map_err(|_| "bad port")?),
+                    k => return Err(format!("bad failed kind {k:?}")),
+                })
+            }
+            k => return Err(format!("bad kind {k:?}")),
+        };
+        Ok((dpid, now, input, digest))
+    }
+}
+
+/// The log line that marks switch `dpid` connecting at `now` (a fresh core from here on).
+pub fn connect_line(dpid: u64, now: Time) -> String {
+    format!("{dpid:016x} {now} N")
+}
+
+/// Replays a log file's text (lines of [`LoggedStep::to_line`] and [`connect_line`], every
+/// switch's) through a fresh core per switch connection with `cfg`. Returns the steps replayed; `Err` names the first line whose
+/// actions differ from the live run's or that does not parse. A last line without its newline
+/// (a file still being written) is left out.
+pub fn replay_lines(cfg: &TcpuConfig, text: &str) -> Result<usize, String> {
+    let complete = match text.rfind('\n') {
+        Some(i) => &text[..=i],
+        None => "",
+    };
+    let mut cores: FxHashMap<u64, Tcpu> = FxHashMap::default();
+    let mut out = Vec::new();
+    let mut n = 0;
+    for (i, line) in complete.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+        // `DPID NOW N`: the switch (re)connected, its core starts afresh.
+        let mut w = line.split_whitespace();
+        if let (Some(d), Some(_), Some("N"), None) = (w.next(), w.next(), w.next(), w.next()) {
+            let dpid = u64::from_str_radix(d, 16).map_err(|_| format!("line {}: bad datapath id", i + 1))?;
+            cores.remove(&dpid);
+            continue;
+        }
+        let (dpid, now, input, digest) = LoggedStep::parse_line(line).map_err(|e| format!("line {}: {e}", i + 1))?;
+        let core = match cores.entry(dpid) {
+            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::hash_map::Entry::Vacant(e) => {
+                e.insert(Tcpu::new(cfg.clone()).map_err(|e| e.to_string())?)
+            }
+        };
+        out.clear();
+        core.handle(now, input.event(), &mut out)
+            .map_err(|e| format!("line {}: {e}", i + 1))?;
+        if actions_digest(&out) != digest {
+            return Err(format!(
+                "line {}: the replayed core did {out:?}, not what the live core did",
+                i + 1
+            ));
+        }
+        n += 1;
+    }
+    Ok(n)
+}
+
+/// Feeds a recorded log through a fresh core with `cfg`; `Err` names the first step whose
+/// actions differ (or that the core refused).
+pub fn replay(cfg: &TcpuConfig, log: &[LoggedStep]) -> Result<usize, String> {
+    let mut core = Tcpu::new(cfg.clone()).map_err(|e| e.to_string())?;
+    let mut out = Vec::new();
+    for (i, step) in log.iter().enumerate() {
+        out.clear();
+        core.handle(step.now, step.input.event(), &mut out)
             .map_err(|e| format!("step {i}: {e}"))?;
         if out != step.actions {
             return Err(format!(
@@ -400,6 +555,14 @@ impl TcpuApp {
         self.switches.get(&dpid).map_or(&[], |s| &s.log)
     }
 
+    /// Takes the recorded steps of `dpid` (the driver writes them out; recording goes on).
+    pub fn take_log(&mut self, dpid: u64) -> Vec<LoggedStep> {
+        self.switches
+            .get_mut(&dpid)
+            .map(|s| std::mem::take(&mut s.log))
+            .unwrap_or_default()
+    }
+
     fn next_xid(&mut self) -> u32 {
         self.xid = self.xid.wrapping_add(1);
         self.xid
@@ -411,28 +574,8 @@ impl TcpuApp {
         let Some(sw) = self.switches.get_mut(&dpid) else { return };
         let mut actions = std::mem::take(&mut sw.actions);
         actions.clear();
-        let ev = match &input {
-            LoggedInput::Packet {
-                pkt,
-                flow,
-                src,
-                port,
-                bytes,
-                is_tcp,
-            } => Event::PacketToCpu {
-                pkt: *pkt,
-                flow: *flow,
-                src: *src,
-                port: *port,
-                bytes: *bytes,
-                is_tcp: *is_tcp,
-            },
-            LoggedInput::Counters(c) => Event::AsicCounters { counters: c },
-            LoggedInput::Tick => Event::Tick,
-            LoggedInput::OpFailed(m) => Event::OpFailed { matches: *m },
-        };
         // The driver's clock never goes back; a refused event changes nothing.
-        if sw.core.handle(now, ev, &mut actions).is_err() {
+        if sw.core.handle(now, input.event(), &mut actions).is_err() {
             sw.actions = actions;
             return;
         }
@@ -442,6 +585,8 @@ impl TcpuApp {
                 input,
                 actions: actions.clone(),
             });
+        } else if limit > 0 {
+            sw.counters.log_dropped += 1;
         }
         for a in &actions {
             self.apply(now, dpid, *a);
@@ -715,22 +860,7 @@ impl App for TcpuApp {
         };
         out.push(Reply::flow_mod(dpid, version, xid, wipe));
         let xid = self.next_xid();
-        let miss = FlowMod {
-            cookie: COOKIE_MISS,
-            table_id: table,
-            command: FlowModCommand::Add,
-            priority: 0,
-            buffer_id: NO_BUFFER,
-            out_port: OFPP13_ANY,
-            out_group: OFPP13_ANY,
-            matches: FlowMatch::Oxm(OxmMatch::default()),
-            instructions: vec![Instruction::ApplyActions(vec![OfAction::Output {
-                port: OFPP13_CONTROLLER,
-                max_len: OFPCML_NO_BUFFER,
-            }])],
-            ..FlowMod::default()
-        };
-        out.push(Reply::flow_mod(dpid, version, xid, miss));
+        out.push(Reply::flow_mod(dpid, version, xid, table_miss_13(table, COOKIE_MISS)));
     }
 
     fn on_switch_disconnected(&mut self, _now_ps: u64, dpid: u64, _out: &mut Vec<Reply>) {

@@ -23,6 +23,9 @@ pub trait Engine: Send {
     fn poll_timeout(&self) -> Option<u64>;
     /// Runs the app's timer.
     fn timeout(&mut self, now_ps: u64, out: &mut Vec<Reply>);
+    /// Periodic work of the live driver beside the app (writing the app's log out); called
+    /// when the shard publishes the app's counters.
+    fn housekeeping(&mut self) {}
     /// Appends the app's own counters as `(name, value)` rows for the metrics endpoint (names
     /// in the Prometheus form, labels included); false when the app has no counters of its own
     /// (the default), so that the shard is not woken to publish them.
@@ -132,16 +135,70 @@ impl fmt::Display for AppChoice {
     }
 }
 
-/// The TCPU app on the scalar backend (its packet_ins go through the core one at a time).
+/// The TCPU app on the scalar backend (its packet_ins go through the core one at a time), and
+/// the file its log goes to.
 struct TcpuEngine {
     app: TcpuApp,
+    log: Option<LogFile>,
+}
+
+/// The app's log file, opened for appending at the first write.
+struct LogFile {
+    path: std::path::PathBuf,
+    file: Option<std::fs::File>,
+    pending: String,
+    failed: bool,
+}
+
+impl LogFile {
+    fn write(&mut self) {
+        if self.pending.is_empty() || self.failed {
+            self.pending.clear();
+            return;
+        }
+        use std::io::Write as _;
+        if self.file.is_none() {
+            match std::fs::OpenOptions::new().create(true).append(true).open(&self.path) {
+                Ok(f) => self.file = Some(f),
+                Err(e) => {
+                    tracing::warn!("{}: {e}; the TCPU log is not written", self.path.display());
+                    self.failed = true;
+                }
+            }
+        }
+        if let Some(f) = &mut self.file {
+            if let Err(e) = f.write_all(self.pending.as_bytes()) {
+                tracing::warn!("{}: {e}; the TCPU log is not written", self.path.display());
+                self.failed = true;
+            }
+        }
+        self.pending.clear();
+    }
 }
 
 impl Engine for TcpuEngine {
     fn connected(&mut self, now_ps: u64, dpid: u64, version: Version, out: &mut Vec<Reply>) {
         self.app.on_switch_connected(now_ps, dpid, version, out);
+        if let Some(log) = &mut self.log {
+            if self.app.switches().contains(&dpid) {
+                log.pending.push_str(&tandem_tcpu::openflow::connect_line(dpid, now_ps));
+                log.pending.push('\n');
+            }
+        }
+    }
+    fn housekeeping(&mut self) {
+        let Some(log) = &mut self.log else { return };
+        for dpid in self.app.switches() {
+            for step in self.app.take_log(dpid) {
+                log.pending.push_str(&step.to_line(dpid));
+                log.pending.push('\n');
+            }
+        }
+        log.write();
     }
     fn disconnected(&mut self, now_ps: u64, dpid: u64, out: &mut Vec<Reply>) {
+        // The switch's last steps go out before its core is gone.
+        self.housekeeping();
         self.app.on_switch_disconnected(now_ps, dpid, out);
     }
     fn process(&mut self, now_ps: u64, batch: &[Event], out: &mut Vec<Reply>) {
@@ -193,12 +250,25 @@ impl Engine for TcpuEngine {
     }
 }
 
+impl Drop for TcpuEngine {
+    /// The server is stopping: what the app recorded since the last write goes out.
+    fn drop(&mut self) {
+        self.housekeeping();
+    }
+}
+
 /// Engines running the TCPU app with `cfg`, one per shard (its configuration is checked here).
 pub fn tcpu_engine(cfg: TcpuAppConfig) -> Result<EngineFactory, String> {
     TcpuApp::new(cfg.clone())?;
     Ok(Box::new(move |_shard| -> Result<Box<dyn Engine>, String> {
         Ok(Box::new(TcpuEngine {
             app: TcpuApp::new(cfg.clone())?,
+            log: cfg.app.log_file.clone().map(|path| LogFile {
+                path,
+                file: None,
+                pending: String::new(),
+                failed: false,
+            }),
         }))
     }))
 }

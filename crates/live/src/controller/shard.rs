@@ -114,6 +114,7 @@ pub(crate) async fn run(shared: Arc<Shared>, index: usize, mut engine: Box<dyn E
         if published.is_none_or(|t| now >= t.saturating_add(METRICS_EVERY_PS)) {
             published = Some(now);
             rows.clear();
+            engine.housekeeping();
             has_metrics = engine.metrics(&mut rows);
             if has_metrics {
                 std::mem::swap(&mut *lock(&shard.app_metrics), &mut rows);

@@ -384,19 +384,24 @@ pub fn down(spec: &LabSpec, state: &Path) {
     if is_lab_state(state) {
         kill_processes_under(state);
     }
+    // Root-namespace veth ends left by a half-made wire.
+    let veths = (1..=spec.hosts.len().max(spec.links.len()))
+        .flat_map(|i| ["h", "l"].map(|kind| format!("{}{kind}{i}x", spec.prefix)));
+    remove_named(&spec.namespaces(), veths, state);
+}
+
+/// The end of every lab's `down`: deletes those of `namespaces` that exist, then those of
+/// `links` (root-namespace interfaces) that exist, then `state` if a lab made it.
+pub(crate) fn remove_named(namespaces: &[String], links: impl IntoIterator<Item = String>, state: &Path) {
     let present = existing_namespaces();
-    for ns in spec.namespaces() {
-        if present.contains(&ns) {
-            let _ = ip(&["netns", "del", &ns]);
+    for ns in namespaces {
+        if present.contains(ns) {
+            let _ = ip(&["netns", "del", ns]);
         }
     }
-    // Root-namespace veth ends left by a half-made wire.
-    for i in 1..=spec.hosts.len().max(spec.links.len()) {
-        for kind in ["h", "l"] {
-            let name = format!("{}{kind}{i}x", spec.prefix);
-            if Path::new(&format!("/sys/class/net/{name}")).exists() {
-                let _ = ip(&["link", "del", &name]);
-            }
+    for name in links {
+        if Path::new(&format!("/sys/class/net/{name}")).exists() {
+            let _ = ip(&["link", "del", &name]);
         }
     }
     if is_lab_state(state) {

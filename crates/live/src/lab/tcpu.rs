@@ -25,7 +25,8 @@
 
 use super::ovs::PrivateOvs;
 use super::{
-    add_namespace, existing_namespaces, in_ns, ip, is_lab_state, kill_pidfile, kill_processes_under, make_state, veth,
+    add_namespace, existing_namespaces, in_ns, is_lab_state, kill_pidfile, kill_processes_under, make_state,
+    remove_named, veth,
 };
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
@@ -278,7 +279,7 @@ impl TcpuLab {
         // The controller, recognised by `down` through its configuration path (in the state
         // folder) on its command line.
         let app_cfg = self.state.join("app.toml");
-        std::fs::write(&app_cfg, &s.app_text).map_err(|e| format!("{}: {e}", app_cfg.display()))?;
+        std::fs::write(&app_cfg, self.app_config_text()?).map_err(|e| format!("{}: {e}", app_cfg.display()))?;
         let log = std::fs::File::create(self.state.join("controller.log"))
             .map_err(|e| format!("{}: {e}", self.state.display()))?;
         let err = log.try_clone().map_err(|e| e.to_string())?;
@@ -299,6 +300,39 @@ impl TcpuLab {
         ovs.vsctl(&["set-controller", &br, &format!("tcp:127.0.0.1:{}", s.controller_port)])?;
         self.wait_for_controller(Duration::from_secs(20))?;
         self.wait_reachable(Duration::from_secs(20))
+    }
+
+    /// The log the controller writes (every input its TCPU core got, with a digest of the
+    /// actions), for `tandem lab replay`.
+    pub fn log_file(&self) -> PathBuf {
+        self.state.join("tcpu-log.txt")
+    }
+
+    /// The controller's `--app-config`: the lab's `[tcpu]` and `[app]`, with the log going to
+    /// [`TcpuLab::log_file`] (100,000 steps held between writes unless the lab says otherwise).
+    fn app_config_text(&self) -> Result<String, String> {
+        let mut t: toml::Table = toml::from_str(&self.spec.app_text).map_err(|e| e.to_string())?;
+        let app = t
+            .entry("app")
+            .or_insert_with(|| toml::Value::Table(toml::Table::new()))
+            .as_table_mut()
+            .ok_or("app: expected a table")?;
+        if app.get("log").and_then(toml::Value::as_integer).unwrap_or(0) == 0 {
+            app.insert("log".into(), toml::Value::Integer(100_000));
+        }
+        app.insert(
+            "log_file".into(),
+            toml::Value::String(self.log_file().display().to_string()),
+        );
+        toml::to_string(&t).map_err(|e| e.to_string())
+    }
+
+    /// Replays the controller's log through a fresh core with the lab's parameters: the steps
+    /// replayed, or the first that differs.
+    pub fn replay(&self) -> Result<usize, String> {
+        let path = self.log_file();
+        let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        tandem_tcpu::openflow::replay_lines(&self.spec.app.tcpu, &text).map_err(|e| format!("{}: {e}", path.display()))
     }
 
     /// Waits for the controller's table-miss entry in the bridge.
@@ -466,22 +500,9 @@ pub fn down(spec: &TcpuLabSpec, state: &Path) {
     if is_lab_state(state) {
         kill_processes_under(state);
     }
-    let present = existing_namespaces();
-    for ns in spec.namespaces() {
-        if present.contains(&ns) {
-            let _ = ip(&["netns", "del", &ns]);
-        }
-    }
     // Root-namespace veth ends of a half-made wire.
-    for h in 1..=spec.hosts {
-        let name = format!("{}h{h}x", spec.prefix);
-        if Path::new(&format!("/sys/class/net/{name}")).exists() {
-            let _ = ip(&["link", "del", &name]);
-        }
-    }
-    if is_lab_state(state) {
-        let _ = std::fs::remove_dir_all(state);
-    }
+    let veths = (1..=spec.hosts).map(|h| format!("{}h{h}x", spec.prefix));
+    remove_named(&spec.namespaces(), veths, state);
 }
 
 #[cfg(test)]

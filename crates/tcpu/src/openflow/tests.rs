@@ -402,3 +402,45 @@ fn configuration_files_read_units_and_name_bad_keys() {
         assert!(e.contains(key), "{text:?}: {e}");
     }
 }
+
+#[test]
+fn log_lines_round_trip_and_replay_from_text() {
+    let cfg = config(8);
+    let mut run = Run::new(cfg.clone(), 9);
+    run.traffic(30, 3, 300);
+    // A refusal too, so that every kind of input is written.
+    run.app
+        .switches
+        .get_mut(&DPID)
+        .unwrap()
+        .failed
+        .push(RuleMatch::Flow(FlowId(0)));
+    run.until(400 * MS);
+    let log = run.app.take_log(DPID);
+    assert!(run.app.log(DPID).is_empty(), "taken");
+    let mut text = connect_line(DPID, 0) + "\n";
+    for step in &log {
+        let line = step.to_line(DPID);
+        let (dpid, now, input, digest) = LoggedStep::parse_line(&line).unwrap();
+        assert_eq!(
+            (dpid, now, &input, digest),
+            (DPID, step.now, &step.input, actions_digest(&step.actions))
+        );
+        text.push_str(&line);
+        text.push('\n');
+    }
+    for kind in ["P ", "C ", "T ", "F flow"] {
+        assert!(text.contains(&format!(" {kind}")), "no {kind:?} line");
+    }
+    assert_eq!(replay_lines(&cfg.tcpu, &text), Ok(log.len()));
+    // A line being written (no newline yet) is left out; a reconnect starts a fresh core.
+    let partial = format!("{text}{}", &log[0].to_line(DPID)[..10]);
+    assert_eq!(replay_lines(&cfg.tcpu, &partial), Ok(log.len()));
+    // A step that did not happen live is caught, naming its line.
+    let bent = text.replacen(" T #", " P 999999 0 1 3 1500 1 #", 1);
+    let e = replay_lines(&cfg.tcpu, &bent).unwrap_err();
+    assert!(e.starts_with("line "), "{e}");
+    for bad in ["x", "0000000000000007 5 Q #0", "0000000000000007 5 P 1 2 #00"] {
+        assert!(LoggedStep::parse_line(bad).is_err(), "{bad}");
+    }
+}
