@@ -125,7 +125,6 @@ fn quick_experiments_run_and_are_deterministic() {
             for f in &rep.files {
                 assert!(d.join(f).exists(), "{} {f}", exp.name);
             }
-            assert!(t.elapsed().as_secs() < 30, "{} quick run too slow", exp.name);
             let mut all = String::new();
             for f in rep.files.iter().filter(|f| f.ends_with(".csv")) {
                 all.push_str(&std::fs::read_to_string(d.join(f)).expect("csv"));

@@ -328,8 +328,9 @@ fn scenarios_beyond_the_memory_limit_are_refused_in_one_line() {
     .unwrap();
     let (star, fat) = (star.to_str().unwrap(), fat.to_str().unwrap());
     let incast = scenario("incast.toml");
+    // Refused from the estimate, before anything is built (no timing: a loaded machine is no
+    // failure; building these would not finish at all).
     let refused = |args: &[&str], want: &[&str]| {
-        let t0 = std::time::Instant::now();
         let o = tandem_in(s.path(), args);
         let err = text(&o.stderr);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
@@ -338,7 +339,6 @@ fn scenarios_beyond_the_memory_limit_are_refused_in_one_line() {
         for w in want {
             assert!(err.contains(w), "want `{w}` in {err}");
         }
-        assert!(t0.elapsed() < std::time::Duration::from_secs(5), "{args:?}");
         assert!(!s.join("results").exists(), "nothing is written");
     };
     // The cases, at a fixed limit: the estimate, the limit and how to raise it.
