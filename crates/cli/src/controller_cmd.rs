@@ -25,12 +25,14 @@ pub struct ControllerArgs {
     /// 0.0.0.0:6633 for switches configured with the pre-IANA port).
     #[arg(long, default_value = "0.0.0.0:6653", value_name = "ADDR:PORT", value_parser = units::parse_socket_addr)]
     pub listen: Vec<SocketAddr>,
-    /// Application: l2 (the GPU-controller paper's learning switch) or tcpu (TCPU managing
-    /// each OpenFlow 1.3 switch as its ASIC; see docs/systems/tcpu.md).
+    /// Application: l2 (the GPU-controller paper's learning switch), tcpu (TCPU managing each
+    /// OpenFlow 1.3 switch as its ASIC; docs/systems/tcpu.md) or coswitch (CoSwitch's
+    /// Flow-Arbiter and Flow-Prediction on servers' vswitches and a ToR; docs/systems/coswitch.md).
     #[arg(long, default_value = "l2", value_name = "APP")]
     pub app: AppChoice,
     /// The app's settings (TOML; for tcpu a `[tcpu]` table with the core's parameters and an
-    /// `[app]` table with the app's limits). Without it the app's defaults.
+    /// `[app]` table with the app's limits; for coswitch a `[coswitch]` table). Without it the
+    /// app's defaults.
     #[arg(long, value_name = "FILE")]
     pub app_config: Option<std::path::PathBuf>,
     /// Backend that runs the batches: scalar (one event at a time), cpu (batched phases),
@@ -137,6 +139,18 @@ pub fn controller(a: ControllerArgs) -> Result<(), CliError> {
                 )));
             }
             l2_engine(a.backend, l2)
+        }
+        AppChoice::CoSwitch => {
+            let cfg = match &a.app_config {
+                Some(f) => tandem_coswitch::openflow::CoSwitchAppConfig::load(f).map_err(CliError::Input)?,
+                None => tandem_coswitch::openflow::CoSwitchAppConfig::default(),
+            };
+            if a.shards != 1 {
+                return Err(CliError::Input(
+                    "--shards: the coswitch app runs on one shard (it must see every switch)".into(),
+                ));
+            }
+            controller::coswitch_engine(cfg).map_err(CliError::Input)?
         }
         AppChoice::Tcpu => {
             let cfg = match &a.app_config {

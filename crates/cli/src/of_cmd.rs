@@ -318,6 +318,7 @@ fn oxm_into(f: &OxmField, o: O) -> O {
         OxmField::EthType(v) => o.n("eth_type", *v),
         OxmField::VlanVid(v, k) => m(o.n("vlan_vid", *v), "vlan_vid", k, |x| J::Num((*x).into())),
         OxmField::VlanPcp(v) => o.n("vlan_pcp", *v),
+        OxmField::IpDscp(v) => o.n("ip_dscp", *v),
         OxmField::IpProto(v) => o.n("ip_proto", *v),
         OxmField::Ipv4Src(v, k) => m(o.s("ipv4_src", v.to_string()), "ipv4_src", k, ip),
         OxmField::Ipv4Dst(v, k) => m(o.s("ipv4_dst", v.to_string()), "ipv4_dst", k, ip),
@@ -752,6 +753,7 @@ fn oxm_from(r: R<'_>) -> Res<Vec<OxmField>> {
                 },
             ),
             "vlan_pcp" => OxmField::VlanPcp(num_of(v, k)?),
+            "ip_dscp" => OxmField::IpDscp(num_of(v, k)?),
             "ip_proto" => OxmField::IpProto(num_of(v, k)?),
             "ipv4_src" | "ipv4_dst" => {
                 let val: Ipv4Addr = match v {

@@ -1120,6 +1120,54 @@ fn controller_and_ofbench_refuse_bad_input_in_one_line() {
         "warm-up loops (3) must be fewer than loops (3)",
     );
     one_line_exit_2(&["ofbench", "--of", "1.1"], "expected 1.0 or 1.3");
+    one_line_exit_2(&["controller", "--app", "nat"], "unknown app");
+    // An app's configuration file: missing, or a bad key, named in one line.
+    let dir = Scratch::new("app-config");
+    let bad_tcpu = dir.join("tcpu.toml");
+    std::fs::write(&bad_tcpu, "[tcpu]\nrank_interval = 5\n").unwrap();
+    let bad_cos = dir.join("coswitch.toml");
+    std::fs::write(&bad_cos, "[coswitch]\ndscp = 99\n").unwrap();
+    for (app, file, needle) in [
+        ("tcpu", bad_tcpu.to_str().unwrap(), "tcpu.rank_interval"),
+        ("coswitch", bad_cos.to_str().unwrap(), "coswitch.dscp"),
+        ("tcpu", "/nonexistent/app.toml", "/nonexistent/app.toml"),
+    ] {
+        let args = [
+            "controller",
+            "--listen",
+            "127.0.0.1:0",
+            "--app",
+            app,
+            "--app-config",
+            file,
+        ];
+        one_line_exit_2(&args, needle);
+        assert_eq!(text(&tandem(&args).stderr).lines().count(), 1);
+    }
+    one_line_exit_2(
+        &[
+            "controller",
+            "--listen",
+            "127.0.0.1:0",
+            "--app",
+            "l2",
+            "--app-config",
+            bad_tcpu.to_str().unwrap(),
+        ],
+        "takes no configuration file",
+    );
+    one_line_exit_2(
+        &[
+            "controller",
+            "--listen",
+            "127.0.0.1:0",
+            "--app",
+            "coswitch",
+            "--shards",
+            "2",
+        ],
+        "one shard",
+    );
     one_line_exit_2(
         &["controller", "--listen", "127.0.0.1:0", "--batch", "0"],
         "pool batch size is zero",

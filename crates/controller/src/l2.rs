@@ -34,6 +34,8 @@ pub const OFPP10_FLOOD: u16 = 0xfffb;
 pub const OFPP10_NONE: u16 = 0xffff;
 /// `OFPP_FLOOD` in OpenFlow 1.3.
 pub const OFPP13_FLOOD: u32 = 0xffff_fffb;
+/// `OFPP_NORMAL` in OpenFlow 1.3: the switch's own L2/L3 forwarding.
+pub const OFPP13_NORMAL: u32 = 0xffff_fffa;
 /// `OFPP_CONTROLLER` in OpenFlow 1.3.
 pub const OFPP13_CONTROLLER: u32 = 0xffff_fffd;
 /// `OFPP_ANY` (and `OFPG_ANY`) in OpenFlow 1.3.

@@ -164,6 +164,54 @@ impl<K: Hash + Eq + Copy> FlowArbiter<K> {
         }
     }
 
+    /// Classifies `n` packets of flow `key` seen together at `now` (a live driver reads packet
+    /// counters, not packets). The state and the counters end up exactly as after `n` calls of
+    /// [`FlowArbiter::on_packet`]; the verdict is the flow's after them, with `new` when one of
+    /// them made it an elephant. `n = 0` changes nothing and answers as the flow stands.
+    pub fn on_packets(&mut self, now: Time, key: K, n: u64) -> Verdict {
+        let mark = self.cfg.mark;
+        if n == 0 {
+            let elephant = self.flows.get(&key).is_some_and(|st| st.elephant);
+            return if elephant {
+                Verdict::Elephant { mark, new: false }
+            } else {
+                Verdict::Mouse
+            };
+        }
+        let first = self.on_packet(now, key);
+        let rest = n - 1;
+        if rest == 0 {
+            return first;
+        }
+        self.stats.packets += rest;
+        let threshold = u64::from(self.cfg.threshold);
+        let Some(st) = self.flows.get_mut(&key) else {
+            // Untracked (the table is full): every one of them is a mouse without state.
+            self.stats.untracked += rest;
+            return first;
+        };
+        let before = u64::from(st.packets);
+        st.packets = u32::try_from(before + rest).unwrap_or(u32::MAX);
+        let mut new = matches!(first, Verdict::Elephant { new: true, .. });
+        if !st.elephant {
+            // The k-th of the rest brings the count to before + k; it crosses at k = T - before.
+            let cross = threshold.saturating_sub(before).max(1);
+            if rest >= cross {
+                st.elephant = true;
+                self.stats.elephants += 1;
+                self.stats.elephant_packets += rest - cross + 1;
+                new = true;
+            }
+        } else {
+            self.stats.elephant_packets += rest;
+        }
+        if st.elephant {
+            Verdict::Elephant { mark, new }
+        } else {
+            Verdict::Mouse
+        }
+    }
+
     /// Takes a new threshold from Flow-Prediction (0 is taken as 1).
     pub fn set_threshold(&mut self, threshold: u32) {
         self.cfg.threshold = threshold.max(1);
@@ -193,6 +241,43 @@ impl<K: Hash + Eq + Copy> FlowArbiter<K> {
     /// Counters so far.
     pub fn stats(&self) -> ArbiterStats {
         self.stats
+    }
+}
+
+#[cfg(test)]
+mod bulk_tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Counting packets in bulk leaves the arbiter exactly as counting them one by one.
+        #[test]
+        fn bulk_counts_equal_packet_by_packet(
+            threshold in 1u32..40,
+            max_flows in 1usize..4,
+            batches in proptest::collection::vec((0u8..5, 0u64..60, 0u64..3), 1..40),
+        ) {
+            let cfg = ArbiterConfig { threshold, idle_timeout: 10, max_flows, ..ArbiterConfig::default() };
+            let (mut bulk, mut one) = (FlowArbiter::new(cfg), FlowArbiter::new(cfg));
+            let mut now = 0;
+            for (key, n, dt) in batches {
+                now += dt * 6;
+                let got = bulk.on_packets(now, key, n);
+                let mut last = None;
+                let mut new = false;
+                for _ in 0..n {
+                    let v = one.on_packet(now, key);
+                    new |= matches!(v, Verdict::Elephant { new: true, .. });
+                    last = Some(v);
+                }
+                if let Some(v) = last {
+                    prop_assert_eq!(got.is_elephant(), v.is_elephant());
+                    prop_assert_eq!(matches!(got, Verdict::Elephant { new: true, .. }), new);
+                }
+                prop_assert_eq!(bulk.stats(), one.stats());
+                prop_assert_eq!(bulk.tracked_flows(), one.tracked_flows());
+            }
+        }
     }
 }
 

@@ -16,18 +16,24 @@
 //! * [`model`]: the simulation models (servers with a virtual switch, the physical OpenFlow
 //!   ToR with its control CPU and TCAM, the reactive controller, the trace-like workload) and
 //!   the experiments behind `tandem reproduce coswitch-*`. The only module that uses
-//!   `tandem-sim`.
+//!   `tandem-sim` (cargo feature `sim`, on by default);
+//! * [`openflow`] (cargo feature `openflow`): the cores as a `tandem-controller` app managing
+//!   real vswitches and a small-table ToR (`tandem controller --app coswitch`).
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod arbiter;
 pub mod marking;
+#[cfg(feature = "sim")]
 pub mod model;
+#[cfg(feature = "openflow")]
+pub mod openflow;
 pub mod prediction;
 pub mod types;
 
 pub use crate::arbiter::{ArbiterConfig, ArbiterStats, FlowArbiter, Verdict};
 pub use crate::marking::Mark;
+#[cfg(feature = "sim")]
 pub use crate::model::experiments;
 pub use crate::prediction::{FlowPrediction, LoadReport, PredictionConfig};

@@ -21,7 +21,8 @@ use std::process::{Command, Output};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 use tandem_controller::L2Config;
-use tandem_live::controller::{l2_engine, BackendChoice, ControllerConfig, ControllerHandle};
+use tandem_coswitch::openflow::CoSwitchAppConfig;
+use tandem_live::controller::{coswitch_engine, l2_engine, BackendChoice, ControllerConfig, ControllerHandle};
 use tandem_testkit::{require, Scratch};
 use tandem_wire::pcap::TraceReader;
 
@@ -140,8 +141,13 @@ impl Ovs {
     }
 
     fn receive(&self, port: &str, in_port: u32, src: &str, dst: &str) {
+        self.receive_udp(port, in_port, src, dst, 1000);
+    }
+
+    /// A UDP frame 10.0.0.1:`sport` -> 10.0.0.2:2000 arriving on a dummy port.
+    fn receive_udp(&self, port: &str, in_port: u32, src: &str, dst: &str, sport: u16) {
         let flow = format!(
-            "in_port({in_port}),eth(src={src},dst={dst}),eth_type(0x0800),ipv4(src=10.0.0.1,dst=10.0.0.2,proto=17,tos=0,ttl=64,frag=no),udp(src=1000,dst=2000)"
+            "in_port({in_port}),eth(src={src},dst={dst}),eth_type(0x0800),ipv4(src=10.0.0.1,dst=10.0.0.2,proto=17,tos=0,ttl=64,frag=no),udp(src={sport},dst=2000)"
         );
         self.run("ovs-appctl", &["netdev-dummy/receive", port, &flow]);
     }
@@ -256,6 +262,67 @@ fn open_vswitch_learns_through_our_controller_over_openflow_10_and_13() {
     }
     assert_eq!(stats.bad_messages.load(Ordering::Relaxed), 0);
     assert_eq!(stats.errors_received.load(Ordering::Relaxed), 0);
+    drop(ovs);
+    ctl.stop();
+}
+
+#[test]
+fn the_coswitch_app_marks_elephants_at_a_real_vswitch_and_offloads_only_them_to_the_tor() {
+    if !require("ovs-vswitchd", "openvswitch-switch") || !require("ovs-ofctl", "openvswitch-common") {
+        return;
+    }
+    let scratch = Scratch::new("ovs-coswitch");
+    let cfg = ControllerConfig {
+        listen: vec!["127.0.0.1:0".parse().unwrap()],
+        ..ControllerConfig::default()
+    };
+    // Threshold 4 packets, counters read every 50 ms; the ToR is datapath 100.
+    let app = CoSwitchAppConfig::parse("[coswitch]\nthreshold = 4\npoll_interval = \"50ms\"\n").unwrap();
+    let ctl = ControllerHandle::spawn(cfg, coswitch_engine(app).unwrap()).unwrap();
+    let target = format!("tcp:{}", ctl.addrs()[0]);
+    let ovs = Ovs::start(scratch.path());
+    ovs.add_bridge("cv1", "OpenFlow13", "0000000000000001", ["v1", "v2"], &target);
+    ovs.add_bridge("ctor", "OpenFlow13", "0000000000000064", ["r1", "r2"], &target);
+    let stats = ctl.stats().clone();
+    wait_for("both bridges to connect", Duration::from_secs(15), || {
+        stats.switches_connected.load(Ordering::Relaxed) == 2
+    });
+    wait_for("the vswitch's defaults", Duration::from_secs(5), || {
+        ovs.dump_flows("cv1", "OpenFlow13")
+            .contains("priority=1,ip actions=CONTROLLER")
+    });
+    // An elephant (10 frames: the first a packet_in, the rest counted by its entry) and a
+    // mouse (1 frame).
+    for _ in 0..10 {
+        ovs.receive_udp("v1", 1, A, B, 1111);
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    ovs.receive_udp("v1", 1, A, B, 2222);
+    let mut tor = String::new();
+    wait_for("the elephant's ToR entry", Duration::from_secs(10), || {
+        tor = ovs.dump_flows("ctor", "OpenFlow13");
+        tor.contains("tp_src=1111")
+    });
+    let vs = ovs.dump_flows("cv1", "OpenFlow13");
+    // At the vswitch: both flows have entries, the elephant's rewrites the DSCP (8, the TOS
+    // byte 32); at the ToR: only the elephant, matched with its mark.
+    assert!(vs.contains("tp_src=1111") && vs.contains("tp_src=2222"), "{vs}");
+    let elephant = vs.lines().find(|l| l.contains("tp_src=1111")).unwrap();
+    assert!(
+        elephant.contains("mod_nw_tos:32") || elephant.contains("set_field:8->ip_dscp"),
+        "{elephant}"
+    );
+    let mouse = vs.lines().find(|l| l.contains("tp_src=2222")).unwrap();
+    assert!(!mouse.contains("nw_tos") && !mouse.contains("ip_dscp"), "{mouse}");
+    assert!(!tor.contains("tp_src=2222"), "a mouse in the ToR: {tor}");
+    let entry = tor.lines().find(|l| l.contains("tp_src=1111")).unwrap();
+    assert!(entry.contains("nw_tos=32") || entry.contains("ip_dscp=8"), "{entry}");
+    assert_eq!(
+        stats.errors_received.load(Ordering::Relaxed),
+        0,
+        "a flow_mod was refused"
+    );
+    assert_eq!(stats.bad_messages.load(Ordering::Relaxed), 0);
     drop(ovs);
     ctl.stop();
 }

@@ -6,6 +6,7 @@ use std::str::FromStr;
 use tandem_controller::{
     App, Backend, CpuBackend, CpuParallelBackend, Event, L2Config, L2Switch, Reply, ScalarBackend,
 };
+use tandem_coswitch::openflow::{CoSwitchApp, CoSwitchAppConfig};
 use tandem_tcpu::openflow::{TcpuApp, TcpuAppConfig};
 use tandem_wire::openflow::{Message, Version};
 
@@ -112,6 +113,8 @@ pub enum AppChoice {
     L2,
     /// TCPU managing an OpenFlow 1.3 switch as its ASIC (`tandem_tcpu::openflow`).
     Tcpu,
+    /// CoSwitch: servers' vswitches and a small-table ToR (`tandem_coswitch::openflow`).
+    CoSwitch,
 }
 
 impl FromStr for AppChoice {
@@ -120,8 +123,8 @@ impl FromStr for AppChoice {
         match s {
             "l2" => Ok(AppChoice::L2),
             "tcpu" => Ok(AppChoice::Tcpu),
-            "coswitch" => Err("the coswitch app is not built yet (issue 20); use l2 or tcpu".into()),
-            _ => Err(format!("unknown app {s:?} (expected l2 or tcpu)")),
+            "coswitch" => Ok(AppChoice::CoSwitch),
+            _ => Err(format!("unknown app {s:?} (expected l2, tcpu or coswitch)")),
         }
     }
 }
@@ -131,6 +134,7 @@ impl fmt::Display for AppChoice {
         f.write_str(match self {
             AppChoice::L2 => "l2",
             AppChoice::Tcpu => "tcpu",
+            AppChoice::CoSwitch => "coswitch",
         })
     }
 }
@@ -269,6 +273,70 @@ pub fn tcpu_engine(cfg: TcpuAppConfig) -> Result<EngineFactory, String> {
                 pending: String::new(),
                 failed: false,
             }),
+        }))
+    }))
+}
+
+/// The CoSwitch app on the scalar backend.
+struct CoSwitchEngine {
+    app: CoSwitchApp,
+}
+
+impl Engine for CoSwitchEngine {
+    fn connected(&mut self, now_ps: u64, dpid: u64, version: Version, out: &mut Vec<Reply>) {
+        self.app.on_switch_connected(now_ps, dpid, version, out);
+    }
+    fn disconnected(&mut self, now_ps: u64, dpid: u64, out: &mut Vec<Reply>) {
+        self.app.on_switch_disconnected(now_ps, dpid, out);
+    }
+    fn process(&mut self, now_ps: u64, batch: &[Event], out: &mut Vec<Reply>) {
+        ScalarBackend.process(now_ps, batch, &mut self.app, out);
+    }
+    fn message(&mut self, now_ps: u64, dpid: u64, msg: &Message, out: &mut Vec<Reply>) {
+        self.app.on_message(now_ps, dpid, msg, out);
+    }
+    fn poll_timeout(&self) -> Option<u64> {
+        self.app.poll_timeout()
+    }
+    fn timeout(&mut self, now_ps: u64, out: &mut Vec<Reply>) {
+        self.app.on_timeout(now_ps, out);
+    }
+    fn metrics(&self, rows: &mut Vec<(String, u64)>) -> bool {
+        let c = self.app.counters();
+        let cfg = self.app.config();
+        let tor = format!("{{dpid=\"{:016x}\"}}", cfg.tor_dpid);
+        for (name, v) in [
+            ("table_entries", c.tor_entries),
+            ("table_capacity", u64::from(cfg.tor_capacity)),
+            ("offloaded_flows", c.offloaded_flows),
+            ("software_packets", c.software_packets),
+            ("threshold_packets", c.threshold),
+            ("marked_flows", c.marked_flows),
+            ("tor_full", c.tor_full),
+            ("vswitch_flows", c.flows),
+            ("reports", c.reports),
+            ("counter_reads", c.counter_reads),
+            ("refused", c.refused),
+        ] {
+            rows.push((format!("coswitch_{name}{tor}"), v));
+        }
+        for (dpid, packets) in self.app.vswitches() {
+            rows.push((format!("coswitch_vswitch_packets{{dpid=\"{dpid:016x}\"}}"), packets));
+        }
+        true
+    }
+}
+
+/// Engines running the CoSwitch app with `cfg`: one shard only, since the app must see every
+/// vswitch and the ToR to close its loop.
+pub fn coswitch_engine(cfg: CoSwitchAppConfig) -> Result<EngineFactory, String> {
+    CoSwitchApp::new(cfg.clone())?;
+    Ok(Box::new(move |shard| -> Result<Box<dyn Engine>, String> {
+        if shard > 0 {
+            return Err("the coswitch app runs on one shard (--shards 1): it must see every switch".into());
+        }
+        Ok(Box::new(CoSwitchEngine {
+            app: CoSwitchApp::new(cfg.clone())?,
         }))
     }))
 }

@@ -26,7 +26,7 @@ mod shard;
 pub mod stats;
 pub mod tls;
 
-pub use engine::{l2_engine, tcpu_engine, AppChoice, BackendChoice, Engine, EngineFactory};
+pub use engine::{coswitch_engine, l2_engine, tcpu_engine, AppChoice, BackendChoice, Engine, EngineFactory};
 pub use metrics::fetch_stats;
 pub use stats::Stats;
 pub use tls::{TlsError, TlsFiles};

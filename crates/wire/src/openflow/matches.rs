@@ -183,6 +183,9 @@ pub enum OxmField {
     VlanVid(u16, Option<u16>),
     /// `vlan_pcp` (7).
     VlanPcp(u8),
+    /// `ip_dscp` (8): the IPv4 DSCP (6 bits; as a set-field, it rewrites the DSCP, which is how
+    /// CoSwitch marks elephants).
+    IpDscp(u8),
     /// `ip_proto` (10).
     IpProto(u8),
     /// `ipv4_src` (11), maskable.
@@ -221,7 +224,7 @@ fn basic_shape(field: u8) -> Option<(usize, bool)> {
         3 | 4 => (6, true),
         5 => (2, false),
         6 => (2, true),
-        7 | 10 => (1, false),
+        7 | 8 | 10 => (1, false),
         11 | 12 => (4, true),
         13..=16 => (2, false),
         _ => return None,
@@ -240,6 +243,7 @@ impl OxmField {
             OxmField::EthType(_) => basic(5, false),
             OxmField::VlanVid(_, m) => basic(6, m.is_some()),
             OxmField::VlanPcp(_) => basic(7, false),
+            OxmField::IpDscp(_) => basic(8, false),
             OxmField::IpProto(_) => basic(10, false),
             OxmField::Ipv4Src(_, m) => basic(11, m.is_some()),
             OxmField::Ipv4Dst(_, m) => basic(12, m.is_some()),
@@ -309,6 +313,7 @@ impl OxmField {
             5 => OxmField::EthType(read_u16(p, 0)),
             6 => OxmField::VlanVid(read_u16(p, 0), has_mask.then(|| read_u16(m, 0))),
             7 => OxmField::VlanPcp(p[0]),
+            8 => OxmField::IpDscp(p[0]),
             10 => OxmField::IpProto(p[0]),
             11 => OxmField::Ipv4Src(ipv4_at(p, 0..4), has_mask.then(|| ipv4_at(m, 0..4))),
             12 => OxmField::Ipv4Dst(ipv4_at(p, 0..4), has_mask.then(|| ipv4_at(m, 0..4))),
@@ -347,7 +352,7 @@ impl OxmField {
             }
             OxmField::UdpDst(v) => put(p, &v.to_be_bytes(), None),
             OxmField::VlanVid(v, m) => put(p, &v.to_be_bytes(), m.map(u16::to_be_bytes).as_ref().map(|a| &a[..])),
-            OxmField::VlanPcp(v) | OxmField::IpProto(v) => put(p, &[*v], None),
+            OxmField::VlanPcp(v) | OxmField::IpDscp(v) | OxmField::IpProto(v) => put(p, &[*v], None),
             OxmField::Ipv4Src(v, m) | OxmField::Ipv4Dst(v, m) => {
                 put(p, &v.octets(), m.map(|a| a.octets()).as_ref().map(|a| &a[..]))
             }
@@ -557,6 +562,7 @@ pub(crate) mod tests {
             any::<u16>().prop_map(OxmField::EthType),
             (any::<u16>(), any::<Option<u16>>()).prop_map(|(v, m)| OxmField::VlanVid(v, m)),
             any::<u8>().prop_map(OxmField::VlanPcp),
+            any::<u8>().prop_map(OxmField::IpDscp),
             any::<u8>().prop_map(OxmField::IpProto),
             (ip(), proptest::option::of(ip())).prop_map(|(v, m)| OxmField::Ipv4Src(v, m)),
             (ip(), proptest::option::of(ip())).prop_map(|(v, m)| OxmField::Ipv4Dst(v, m)),
