@@ -607,6 +607,14 @@ mod tests {
         m.to_bytes().unwrap()
     }
 
+    fn bytes_of_hello() -> Vec<u8> {
+        bytes(&Message {
+            version: Version::V1_3,
+            xid: 1,
+            body: Body::Hello(Hello::with_versions(&[Version::V1_0, Version::V1_3])),
+        })
+    }
+
     fn packet_in(version: Version, xid: u32) -> Message {
         let mut frame = vec![0u8; 60];
         frame[0..6].copy_from_slice(&[0, 0, 0, 0, 0, 2]);
@@ -839,6 +847,45 @@ mod tests {
     }
 
     proptest! {
+        /// Arbitrary bytes in arbitrary reads, either role: no panic, only whole messages
+        /// consumed, and what the session sends always parses (the fuzz target
+        /// `openflow_session` runs the same property at length).
+        #[test]
+        fn arbitrary_bytes_never_break_a_session(
+            bytes in proptest::collection::vec(any::<u8>(), 0..600),
+            step in 1usize..64,
+            hello_first in any::<bool>(),
+        ) {
+            for role in [Role::Controller, switch(&[Version::V1_0, Version::V1_3], 3)] {
+                let mut s = Session::new(0, role, SessionConfig::default());
+                let mut stream = Vec::new();
+                if hello_first {
+                    // Past the handshake's first step, so later states are reached too.
+                    stream.extend(bytes_of_hello());
+                }
+                stream.extend_from_slice(&bytes);
+                let mut held: Vec<u8> = Vec::new();
+                for (i, chunk) in stream.chunks(step).enumerate() {
+                    held.extend_from_slice(chunk);
+                    match s.handle_input(i as u64, &held, |_| {}) {
+                        Ok(n) => {
+                            prop_assert!(n <= held.len());
+                            held.drain(..n);
+                        }
+                        Err(_) => break,
+                    }
+                    let _ = s.handle_timeout(i as u64 * S);
+                    if let Some(t) = s.poll_transmit() {
+                        let mut at = 0;
+                        while at < t.bytes.len() {
+                            let (_, used) = Message::parse(&t.bytes[at..]).expect("what a session sends parses");
+                            at += used;
+                        }
+                    }
+                }
+            }
+        }
+
         /// However the byte stream is cut into reads, the same events come up.
         #[test]
         fn events_do_not_depend_on_how_reads_cut_the_stream(cuts in proptest::collection::vec(1usize..200, 1..40)) {
