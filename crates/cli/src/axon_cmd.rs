@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use tandem_live::axon::{self, AxonProcessConfig};
+use tandem_live::lab::coswitch::{self, is_coswitch_lab, CoSwitchLabSpec};
 use tandem_live::lab::tcpu::{self, is_tcpu_lab, TcpuLabSpec};
 use tandem_live::lab::{self, LabSpec};
 
@@ -57,8 +58,8 @@ pub enum LabCommand {
         #[arg(long, value_name = "DIR")]
         state: Option<PathBuf>,
     },
-    /// Print a running TCPU lab's elements (the switch with its table and CPU-path counters,
-    /// the controller, the hosts).
+    /// Print a running TCPU or CoSwitch lab's elements (the switches with their tables and
+    /// counters, the controller, the hosts).
     Status {
         /// The lab file.
         lab: PathBuf,
@@ -122,6 +123,80 @@ fn load(lab: &Path, state: Option<PathBuf>) -> Result<(LabSpec, PathBuf), CliErr
     Ok((spec, state))
 }
 
+/// Runs `tandem lab ...` for a CoSwitch lab.
+fn coswitch_lab_cmd(file: &Path, cmd: LabCommand) -> Result<(), CliError> {
+    let spec = CoSwitchLabSpec::load(file).map_err(CliError::Input)?;
+    match cmd {
+        LabCommand::Up { state, .. } => {
+            let state = state.unwrap_or_else(|| spec.default_state());
+            let exe = std::env::current_exe().map_err(|e| CliError::Runtime(e.to_string()))?;
+            let lab = coswitch::up(&spec, &state, &exe).map_err(|e| CliError::runtime(file, e))?;
+            for h in 1..=spec.hosts() {
+                outln!("{}\t{}", spec.host_ns(h), spec.host_ip(h));
+            }
+            eprintln!(
+                "lab {} is up (CoSwitch: {} servers of {} hosts, ToR {} with {} elephant entries; state in {}); `tandem lab status {} --json` to watch it",
+                spec.prefix,
+                spec.servers,
+                spec.hosts_per_server,
+                spec.tor(),
+                spec.app.tor_capacity,
+                lab.state.display(),
+                file.display()
+            );
+            Ok(())
+        }
+        LabCommand::Down { state, .. } => {
+            let state = state.unwrap_or_else(|| spec.default_state());
+            coswitch::down(&spec, &state);
+            left_note(&state);
+            Ok(())
+        }
+        LabCommand::Status { state, json, .. } => {
+            let state = state.unwrap_or_else(|| spec.default_state());
+            let lab = coswitch::attach(&spec, &state).map_err(|e| CliError::runtime(file, e))?;
+            let exe = std::env::current_exe().map_err(|e| CliError::Runtime(e.to_string()))?;
+            print_status(
+                coswitch::status(&lab, &exe).map_err(|e| CliError::runtime(file, e))?,
+                json,
+            );
+            Ok(())
+        }
+        LabCommand::Replay { .. } => Err(CliError::Input(format!(
+            "{}: `lab replay` replays TCPU labs; the CoSwitch app does not record its cores' inputs yet",
+            file.display()
+        ))),
+    }
+}
+
+/// After `down`: says so when the state folder was left because a lab did not make it.
+fn left_note(state: &Path) {
+    if state.exists() {
+        eprintln!(
+            "left {}: not made by `tandem lab up` (no {}), so not deleted",
+            state.display(),
+            lab::STATE_MARK
+        );
+    }
+}
+
+/// Prints a lab's status lines: JSON as they are, or `key=value` pairs (the objects are flat,
+/// their strings free of commas).
+fn print_status(lines: Vec<String>, json: bool) {
+    for line in lines {
+        if json {
+            outln!("{line}");
+        } else {
+            let pairs: Vec<String> = line
+                .trim_matches(|c| c == '{' || c == '}')
+                .split(',')
+                .map(|kv| kv.replacen(':', "=", 1).replace('"', ""))
+                .collect();
+            outln!("{}", pairs.join("  "));
+        }
+    }
+}
+
 /// Runs `tandem lab ...` for a TCPU lab.
 fn tcpu_lab_cmd(file: &Path, cmd: LabCommand) -> Result<(), CliError> {
     let spec = TcpuLabSpec::load(file).map_err(CliError::Input)?;
@@ -147,13 +222,7 @@ fn tcpu_lab_cmd(file: &Path, cmd: LabCommand) -> Result<(), CliError> {
         LabCommand::Down { state, .. } => {
             let state = state.unwrap_or_else(|| spec.default_state());
             tcpu::down(&spec, &state);
-            if state.exists() {
-                eprintln!(
-                    "left {}: not made by `tandem lab up` (no {}), so not deleted",
-                    state.display(),
-                    lab::STATE_MARK
-                );
-            }
+            left_note(&state);
             Ok(())
         }
         LabCommand::Replay { state, .. } => {
@@ -167,19 +236,7 @@ fn tcpu_lab_cmd(file: &Path, cmd: LabCommand) -> Result<(), CliError> {
             let state = state.unwrap_or_else(|| spec.default_state());
             let lab = tcpu::attach(&spec, &state).map_err(|e| CliError::runtime(file, e))?;
             let exe = std::env::current_exe().map_err(|e| CliError::Runtime(e.to_string()))?;
-            for line in tcpu::status(&lab, &exe).map_err(|e| CliError::runtime(file, e))? {
-                if json {
-                    outln!("{line}");
-                } else {
-                    // The objects are flat, their strings free of commas: `key=value` pairs.
-                    let pairs: Vec<String> = line
-                        .trim_matches(|c| c == '{' || c == '}')
-                        .split(',')
-                        .map(|kv| kv.replacen(':', "=", 1).replace('"', ""))
-                        .collect();
-                    outln!("{}", pairs.join("  "));
-                }
-            }
+            print_status(tcpu::status(&lab, &exe).map_err(|e| CliError::runtime(file, e))?, json);
             Ok(())
         }
     }
@@ -194,8 +251,12 @@ pub fn lab(cmd: LabCommand) -> Result<(), CliError> {
         | LabCommand::Replay { lab, .. } => lab.clone(),
     };
     // A file that cannot be read is left to the Axon loader, which names the problem.
-    if std::fs::read_to_string(&file).is_ok_and(|t| is_tcpu_lab(&t)) {
+    let text = std::fs::read_to_string(&file).unwrap_or_default();
+    if is_tcpu_lab(&text) {
         return tcpu_lab_cmd(&file, cmd);
+    }
+    if is_coswitch_lab(&text) {
+        return coswitch_lab_cmd(&file, cmd);
     }
     match cmd {
         LabCommand::Replay { .. } => Err(CliError::Input(format!(
@@ -203,7 +264,7 @@ pub fn lab(cmd: LabCommand) -> Result<(), CliError> {
             file.display()
         ))),
         LabCommand::Status { .. } => Err(CliError::Input(format!(
-            "{}: `lab status` reports TCPU labs (kind = \"tcpu\"); an Axon lab's hosts are listed by `lab up`",
+            "{}: `lab status` reports TCPU and CoSwitch labs (kind = \"tcpu\" or \"coswitch\"); an Axon lab's hosts are listed by `lab up`",
             file.display()
         ))),
         LabCommand::Up { lab: file, state } => {
@@ -227,13 +288,7 @@ pub fn lab(cmd: LabCommand) -> Result<(), CliError> {
         LabCommand::Down { lab: file, state } => {
             let (spec, state) = load(&file, state)?;
             lab::down(&spec, &state);
-            if state.exists() {
-                eprintln!(
-                    "left {}: not made by `tandem lab up` (no {}), so not deleted",
-                    state.display(),
-                    lab::STATE_MARK
-                );
-            }
+            left_note(&state);
             Ok(())
         }
     }

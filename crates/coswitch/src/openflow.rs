@@ -20,6 +20,9 @@
 //! over [`CoSwitchAppConfig::tor_setups_per_sec`] (its control CPU) and its entries over
 //! [`CoSwitchAppConfig::tor_capacity`] (its table).
 //!
+//! Only a server's own hosts' flows are arbitrated, on the sending server: what arrives at a
+//! vswitch from the ToR ([`CoSwitchAppConfig::uplink_port`]) is forwarded without it.
+//!
 //! Not carried over: VLAN marking ([`Mark::Vlan`]) is refused (the live mark is the DSCP);
 //! entries are forwarded by the switches' NORMAL action rather than by per-destination
 //! output ports the controller computes.
@@ -65,6 +68,10 @@ const PENDING_XIDS: usize = 4096;
 pub struct CoSwitchAppConfig {
     /// The ToR's datapath id; every other switch is a server's vswitch. Default 100.
     pub tor_dpid: u64,
+    /// The vswitches' port toward the ToR: what arrives there is another server's traffic,
+    /// forwarded without the arbiter (only a server's own hosts' flows are arbitrated, on the
+    /// server that sends them). Default 100.
+    pub uplink_port: u32,
     /// The Flow-Arbiter (threshold = Flow-Prediction's initial one, idle timeout, flows kept,
     /// the DSCP mark).
     pub arbiter: ArbiterConfig,
@@ -88,6 +95,7 @@ impl Default for CoSwitchAppConfig {
         let prediction = PredictionConfig::default();
         CoSwitchAppConfig {
             tor_dpid: 100,
+            uplink_port: 100,
             arbiter: ArbiterConfig {
                 threshold: prediction.initial_threshold,
                 ..ArbiterConfig::default()
@@ -141,6 +149,7 @@ impl CoSwitchAppConfig {
             let p = &mut c.prediction;
             match k.as_str() {
                 "tor_dpid" => c.tor_dpid = int(0, i64::MAX)? as u64,
+                "uplink_port" => c.uplink_port = int(1, 0xffff_ff00)? as u32,
                 "threshold" => p.initial_threshold = int(1, i64::from(u32::MAX))? as u32,
                 "min_threshold" => p.min_threshold = int(1, i64::from(u32::MAX))? as u32,
                 "max_threshold" => p.max_threshold = int(1, i64::from(u32::MAX))? as u32,
@@ -562,6 +571,15 @@ impl App for CoSwitchApp {
             max_len: OFPCML_NO_BUFFER,
         }])];
         out.push(Reply::flow_mod(dpid, version, xid, ipv4));
+        // Another server's traffic, from the ToR: forwarded, not arbitrated.
+        let xid = self.next_xid();
+        let mut uplink = table_miss_13(0, 0);
+        uplink.priority = 2;
+        uplink.matches = FlowMatch::Oxm(OxmMatch {
+            fields: vec![OxmField::InPort(self.cfg.uplink_port)],
+        });
+        uplink.instructions = vec![Instruction::ApplyActions(vec![normal()])];
+        out.push(Reply::flow_mod(dpid, version, xid, uplink));
         let mut arbiter = FlowArbiter::new(self.cfg.arbiter);
         arbiter.set_threshold(self.prediction.threshold());
         self.vswitches.insert(

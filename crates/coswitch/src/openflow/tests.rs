@@ -179,8 +179,9 @@ fn setup(cfg: CoSwitchAppConfig, tor_capacity: usize) -> (CoSwitchApp, World, Ve
 #[test]
 fn switches_get_their_defaults() {
     let (app, w, _) = setup(CoSwitchAppConfig::default(), 200);
-    // vswitch: NORMAL for everything, IPv4 to the controller; ToR: NORMAL only.
-    assert_eq!(w.entries[&1].len(), 2);
+    // vswitch: NORMAL for everything, IPv4 from its hosts to the controller, from the uplink
+    // NORMAL; ToR: NORMAL only.
+    assert_eq!(w.entries[&1].len(), 3);
     assert_eq!(w.entries[&TOR].len(), 1);
     assert!(app.tor_connected());
     assert_eq!(app.vswitches(), vec![(1, 0), (2, 0)]);

@@ -10,7 +10,9 @@
 //! directory) and deletes the namespaces named in the lab file (their veths go with them);
 //! nothing else is touched.
 
+mod app_lab;
 pub mod chain;
+pub mod coswitch;
 mod ovs;
 pub mod spec;
 pub mod tcpu;

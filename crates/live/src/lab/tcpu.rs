@@ -23,15 +23,15 @@
 //! namespaces it named (their veths and bridge go with them) and the state folder if `up` made
 //! it; nothing else.
 
+use super::app_lab::{controller_rows, start_controller, stop_controller, wait_for, wait_reachable};
 use super::ovs::PrivateOvs;
 use super::{
-    add_namespace, existing_namespaces, in_ns, is_lab_state, kill_pidfile, kill_processes_under, make_state,
-    remove_named, veth,
+    add_namespace, existing_namespaces, in_ns, is_lab_state, kill_processes_under, make_state, remove_named, veth,
 };
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+
+use std::time::Duration;
 use tandem_tcpu::openflow::{TcpuAppConfig, COOKIE_FLOW, COOKIE_MISS, COOKIE_SRC, COOKIE_TAG};
 
 /// The bridge's datapath id.
@@ -276,30 +276,25 @@ impl TcpuLab {
         ]);
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         ovs.vsctl(&args)?;
-        // The controller, recognised by `down` through its configuration path (in the state
-        // folder) on its command line.
-        let app_cfg = self.state.join("app.toml");
-        std::fs::write(&app_cfg, self.app_config_text()?).map_err(|e| format!("{}: {e}", app_cfg.display()))?;
-        let log = std::fs::File::create(self.state.join("controller.log"))
-            .map_err(|e| format!("{}: {e}", self.state.display()))?;
-        let err = log.try_clone().map_err(|e| e.to_string())?;
-        let child = Command::new("ip")
-            .args(["netns", "exec", &sw])
-            .arg(tandem)
-            .args(["controller", "--app", "tcpu", "--app-config"])
-            .arg(&app_cfg)
-            .args(["--listen", &format!("127.0.0.1:{}", s.controller_port)])
-            .args(["--metrics", &s.metrics().to_string()])
-            .args(["--log", "warn"])
-            .stdin(Stdio::null())
-            .stdout(log)
-            .stderr(err)
-            .spawn()
-            .map_err(|e| format!("{}: {e}", tandem.display()))?;
-        std::fs::write(self.state.join("controller.pid"), child.id().to_string()).map_err(|e| e.to_string())?;
+        start_controller(
+            &self.state,
+            &sw,
+            tandem,
+            "tcpu",
+            &self.app_config_text()?,
+            s.controller_port,
+            s.metrics(),
+        )?;
         ovs.vsctl(&["set-controller", &br, &format!("tcp:127.0.0.1:{}", s.controller_port)])?;
-        self.wait_for_controller(Duration::from_secs(20))?;
-        self.wait_reachable(Duration::from_secs(20))
+        let miss = format!("cookie={COOKIE_MISS:#x}");
+        wait_for(
+            &self.state,
+            "the controller's table-miss entry",
+            Duration::from_secs(20),
+            || self.dump_flows().is_ok_and(|f| f.contains(&miss)),
+        )?;
+        let others: Vec<String> = (2..=s.hosts).map(|h| s.host_ip(h).to_string()).collect();
+        wait_reachable(&s.host_ns(1), &others, Duration::from_secs(20))
     }
 
     /// The log the controller writes (every input its TCPU core got, with a digest of the
@@ -333,44 +328,6 @@ impl TcpuLab {
         let path = self.log_file();
         let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
         tandem_tcpu::openflow::replay_lines(&self.spec.app.tcpu, &text).map_err(|e| format!("{}: {e}", path.display()))
-    }
-
-    /// Waits for the controller's table-miss entry in the bridge.
-    fn wait_for_controller(&self, within: Duration) -> Result<(), String> {
-        let until = Instant::now() + within;
-        let miss = format!("cookie={COOKIE_MISS:#x}");
-        loop {
-            if self.dump_flows().is_ok_and(|f| f.contains(&miss)) {
-                return Ok(());
-            }
-            if Instant::now() >= until {
-                let log = std::fs::read_to_string(self.state.join("controller.log")).unwrap_or_default();
-                return Err(format!(
-                    "the controller did not take the bridge within {within:?} (controller log: {})",
-                    log.trim()
-                ));
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-
-    /// Waits until host 1 reaches every other host (ARP and the first packets take the CPU
-    /// path).
-    fn wait_reachable(&self, within: Duration) -> Result<(), String> {
-        let until = Instant::now() + within;
-        for h in 2..=self.spec.hosts {
-            let target = self.spec.host_ip(h).to_string();
-            loop {
-                if in_ns(&self.spec.host_ns(1), &["ping", "-c", "1", "-W", "1", &target]).is_ok() {
-                    break;
-                }
-                if Instant::now() >= until {
-                    return Err(format!("host 1 does not reach {target} within {within:?}"));
-                }
-                std::thread::sleep(Duration::from_millis(100));
-            }
-        }
-        Ok(())
     }
 
     /// `ovs-ofctl dump-flows` of the bridge.
@@ -416,24 +373,7 @@ pub fn count_entries(dump: &str) -> (usize, usize, usize) {
 /// namespace, where the metrics endpoint listens.
 pub fn status(lab: &TcpuLab, tandem: &Path) -> Result<Vec<String>, String> {
     let s = &lab.spec;
-    let text = in_ns(
-        &s.switch_ns(),
-        &[
-            &tandem.display().to_string(),
-            "controller",
-            "stats",
-            "--metrics",
-            &s.metrics().to_string(),
-        ],
-    )?;
-    // `name  value` lines.
-    let rows: Vec<(String, u64)> = text
-        .lines()
-        .filter_map(|l| {
-            let (n, v) = l.rsplit_once(' ')?;
-            Some((n.trim().to_string(), v.trim().parse().ok()?))
-        })
-        .collect();
+    let rows = controller_rows(&s.switch_ns(), tandem, s.metrics())?;
     let label = format!("{{dpid=\"{DPID:016x}\"}}");
     let get = |name: &str| -> u64 {
         let key = format!("tandem_tcpu_{name}{label}");
@@ -495,7 +435,7 @@ pub fn status(lab: &TcpuLab, tandem: &Path) -> Result<Vec<String>, String> {
 /// state folder if `up` made it. Safe to run when the lab is half up or already down.
 pub fn down(spec: &TcpuLabSpec, state: &Path) {
     let state = &std::path::absolute(state).unwrap_or_else(|_| state.to_path_buf());
-    kill_pidfile(&state.join("controller.pid"), &state.join("app.toml"));
+    stop_controller(state);
     PrivateOvs::stop(&state.join("ovs"));
     if is_lab_state(state) {
         kill_processes_under(state);

@@ -1,0 +1,105 @@
+//! What the labs that run a controller app share (the TCPU lab, the CoSwitch lab): the
+//! controller started in the switch namespace with its app, its counters read there, waiting
+//! for the app's entries and for hosts to reach each other, and stopping it.
+
+use super::{in_ns, kill_pidfile};
+use std::net::SocketAddr;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Starts `tandem controller --app APP --app-config STATE/app.toml` (with `app_text` written
+/// there) in namespace `ns`, listening on 127.0.0.1:`port` with its metrics on `metrics`; its
+/// output goes to STATE/controller.log, its PID to STATE/controller.pid. `down` recognises it by
+/// the configuration path on its command line ([`stop_controller`]).
+pub(crate) fn start_controller(
+    state: &Path,
+    ns: &str,
+    tandem: &Path,
+    app: &str,
+    app_text: &str,
+    port: u16,
+    metrics: SocketAddr,
+) -> Result<(), String> {
+    let app_cfg = state.join("app.toml");
+    std::fs::write(&app_cfg, app_text).map_err(|e| format!("{}: {e}", app_cfg.display()))?;
+    let log = std::fs::File::create(state.join("controller.log")).map_err(|e| format!("{}: {e}", state.display()))?;
+    let err = log.try_clone().map_err(|e| e.to_string())?;
+    let child = Command::new("ip")
+        .args(["netns", "exec", ns])
+        .arg(tandem)
+        .args(["controller", "--app", app, "--app-config"])
+        .arg(&app_cfg)
+        .args(["--listen", &format!("127.0.0.1:{port}")])
+        .args(["--metrics", &metrics.to_string()])
+        .args(["--log", "warn"])
+        .stdin(Stdio::null())
+        .stdout(log)
+        .stderr(err)
+        .spawn()
+        .map_err(|e| format!("{}: {e}", tandem.display()))?;
+    std::fs::write(state.join("controller.pid"), child.id().to_string()).map_err(|e| e.to_string())
+}
+
+/// Stops the controller [`start_controller`] started in `state` (a no-op when none runs).
+pub(crate) fn stop_controller(state: &Path) {
+    kill_pidfile(&state.join("controller.pid"), &state.join("app.toml"));
+}
+
+/// Waits (polling every 100 ms) until `ready` holds; the error names `what` and adds the
+/// controller's log.
+pub(crate) fn wait_for(
+    state: &Path,
+    what: &str,
+    within: Duration,
+    mut ready: impl FnMut() -> bool,
+) -> Result<(), String> {
+    let until = Instant::now() + within;
+    while !ready() {
+        if Instant::now() >= until {
+            let log = std::fs::read_to_string(state.join("controller.log")).unwrap_or_default();
+            return Err(format!(
+                "{what}: not within {within:?} (controller log: {})",
+                log.trim()
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    Ok(())
+}
+
+/// Waits until the host in namespace `from` reaches every address of `to` with ping.
+pub(crate) fn wait_reachable(from: &str, to: &[String], within: Duration) -> Result<(), String> {
+    let until = Instant::now() + within;
+    for target in to {
+        while in_ns(from, &["ping", "-c", "1", "-W", "1", target]).is_err() {
+            if Instant::now() >= until {
+                return Err(format!("{from} does not reach {target} within {within:?}"));
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+    Ok(())
+}
+
+/// The controller's counters as `(name, value)`, read by `tandem controller stats` (the binary
+/// given) run in namespace `ns`, where the metrics endpoint listens.
+pub(crate) fn controller_rows(ns: &str, tandem: &Path, metrics: SocketAddr) -> Result<Vec<(String, u64)>, String> {
+    let text = in_ns(
+        ns,
+        &[
+            &tandem.display().to_string(),
+            "controller",
+            "stats",
+            "--metrics",
+            &metrics.to_string(),
+        ],
+    )?;
+    Ok(text
+        .lines()
+        .filter_map(|l| {
+            let (n, v) = l.rsplit_once(' ')?;
+            Some((n.trim().to_string(), v.trim().parse().ok()?))
+        })
+        .collect())
+}
