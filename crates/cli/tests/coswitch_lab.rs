@@ -10,126 +10,18 @@
 //! Needs root, Open vSwitch, iperf3, python3, iproute2, iputils-ping and ethtool; skips with a
 //! message when any is missing or when not root, unless TANDEM_REQUIRE_SYSTEM=1.
 
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+mod common;
+
+use common::{field, root, text, AppLab};
+use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
-use tandem_testkit::{require, require_root, require_with, Scratch};
+use std::time::Duration;
+use tandem_testkit::{require, require_root, require_with};
 
 const PREFIX: &str = "ck";
 /// The ToR's elephant entries (labs/coswitch.toml).
 const CAPACITY: usize = 200;
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn tandem(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tandem")).args(args).output().unwrap()
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-/// The lab, removed on drop with every process the test started in it.
-struct Lab {
-    file: PathBuf,
-    state: PathBuf,
-    children: Vec<Child>,
-    _scratch: Scratch,
-}
-
-impl Lab {
-    fn up() -> Lab {
-        let scratch = Scratch::new("coswitch-lab");
-        let shipped = std::fs::read_to_string(root().join("labs/coswitch.toml")).unwrap();
-        let lab = shipped.replace("prefix = \"cs\"", &format!("prefix = \"{PREFIX}\""));
-        assert!(lab.contains(&format!("tor_capacity = {CAPACITY}")) && lab.contains(PREFIX));
-        let file = scratch.join("coswitch.toml");
-        std::fs::write(&file, lab).unwrap();
-        let state = scratch.join("state");
-        let lab = Lab {
-            file,
-            state,
-            children: Vec::new(),
-            _scratch: scratch,
-        };
-        let o = tandem(&["lab", "up", lab.file(), "--state", lab.state()]);
-        assert!(o.status.success(), "lab up: {}", text(&o.stderr));
-        assert_eq!(text(&o.stdout).lines().count(), 4, "{}", text(&o.stdout));
-        lab
-    }
-
-    fn file(&self) -> &str {
-        self.file.to_str().unwrap()
-    }
-
-    fn state(&self) -> &str {
-        self.state.to_str().unwrap()
-    }
-
-    fn spawn(&mut self, h: usize, args: &[&str]) -> usize {
-        let c = Command::new("ip")
-            .args(["netns", "exec", &format!("{PREFIX}-h{h}")])
-            .args(args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        self.children.push(c);
-        self.children.len() - 1
-    }
-
-    fn wait(&mut self, i: usize, within: Duration) -> String {
-        let until = Instant::now() + within;
-        let c = &mut self.children[i];
-        while c.try_wait().unwrap().is_none() {
-            assert!(Instant::now() < until, "a traffic process did not finish in {within:?}");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let mut out = String::new();
-        if let Some(mut o) = c.stdout.take() {
-            std::io::Read::read_to_string(&mut o, &mut out).unwrap();
-        }
-        if let Some(mut e) = c.stderr.take() {
-            std::io::Read::read_to_string(&mut e, &mut out).unwrap();
-        }
-        out
-    }
-
-    fn status(&self) -> String {
-        let o = tandem(&["lab", "status", self.file(), "--state", self.state(), "--json"]);
-        assert!(o.status.success(), "lab status: {}", text(&o.stderr));
-        text(&o.stdout)
-    }
-
-    fn dump(state: &Path, br: &str) -> String {
-        let o = Command::new("ovs-ofctl")
-            .args(["-O", "OpenFlow13", "dump-flows"])
-            .arg(format!("unix:{}", state.join(format!("ovs/{br}.mgmt")).display()))
-            .output()
-            .unwrap();
-        text(&o.stdout)
-    }
-}
-
-impl Drop for Lab {
-    fn drop(&mut self) {
-        for c in &mut self.children {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-        let _ = tandem(&["lab", "down", self.file(), "--state", self.state()]);
-    }
-}
-
-/// A flat JSON object's numeric field.
-fn field(obj: &str, key: &str) -> Option<u64> {
-    let at = obj.find(&format!("\"{key}\":"))? + key.len() + 3;
-    obj[at..].split([',', '}']).next()?.parse().ok()
-}
 
 fn line<'a>(status: &'a str, kind: &str) -> &'a str {
     status
@@ -191,7 +83,11 @@ fn coswitch_live_offloads_only_marked_flows_and_moves_its_threshold() {
     {
         return;
     }
-    let mut lab = Lab::up();
+    let shipped = std::fs::read_to_string(root().join("labs/coswitch.toml")).unwrap();
+    let text_of_lab = shipped.replace("prefix = \"cs\"", &format!("prefix = \"{PREFIX}\""));
+    assert!(text_of_lab.contains(&format!("tor_capacity = {CAPACITY}")) && text_of_lab.contains(PREFIX));
+    let mut lab = AppLab::up("coswitch-lab", PREFIX, &text_of_lab);
+    assert_eq!(lab.hosts.lines().count(), 4, "{}", lab.hosts);
     let state = std::path::absolute(&lab.state).unwrap();
 
     // The watcher: the ToR's table every 100 ms.
@@ -208,7 +104,7 @@ fn coswitch_live_offloads_only_marked_flows_and_moves_its_threshold() {
         let (seen, done, state) = (seen.clone(), done.clone(), state.clone());
         std::thread::spawn(move || {
             while !done.load(Ordering::Relaxed) {
-                let dump = Lab::dump(&state, &format!("{PREFIX}tor"));
+                let dump = AppLab::dump(&state, &format!("{PREFIX}tor"));
                 let ours: Vec<&str> = dump.lines().filter(|l| l.contains("cookie=0x636f7374")).collect();
                 let mut s = seen.lock().unwrap();
                 s.dumps += 1;

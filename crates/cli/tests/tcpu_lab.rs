@@ -13,127 +13,34 @@
 //! message when any is missing or when not root, unless TANDEM_REQUIRE_SYSTEM=1. Everything it
 //! starts is stopped by PID and the lab is removed when the test ends, also when it fails.
 
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+mod common;
+
+use common::{field, root, tandem, text, AppLab};
+use std::path::Path;
+use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
-use tandem_testkit::{require, require_root, require_with, Scratch};
+use std::time::Duration;
+use tandem_testkit::{require, require_root, require_with};
 
 const PREFIX: &str = "tk";
 /// k, the lab's table size (labs/tcpu.toml).
 const K: usize = 16;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+/// The shipped TCPU lab under a private prefix, with four hosts.
+fn lab_text() -> String {
+    let shipped = std::fs::read_to_string(root().join("labs/tcpu.toml")).unwrap();
+    let lab = shipped
+        .replace("prefix = \"tt\"", &format!("prefix = \"{PREFIX}\""))
+        .replace("hosts = 3", "hosts = 4")
+        .replace("ports = 3", "ports = 4")
+        .replace("controller_port = 6653", "controller_port = 36653");
+    assert!(lab.contains("hosts = 4") && lab.contains("36653") && lab.contains(&format!("asic_flow_entries = {K}")));
+    lab
 }
 
-fn tandem(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tandem")).args(args).output().unwrap()
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-/// The lab, removed on drop with every process the test started in it.
-struct Lab {
-    file: PathBuf,
-    state: PathBuf,
-    children: Vec<Child>,
-    _scratch: Scratch,
-}
-
-impl Lab {
-    fn up() -> Lab {
-        let scratch = Scratch::new("tcpu-lab");
-        let shipped = std::fs::read_to_string(root().join("labs/tcpu.toml")).unwrap();
-        let lab = shipped
-            .replace("prefix = \"tt\"", &format!("prefix = \"{PREFIX}\""))
-            .replace("hosts = 3", "hosts = 4")
-            .replace("ports = 3", "ports = 4")
-            .replace("controller_port = 6653", "controller_port = 36653");
-        assert!(
-            lab.contains("hosts = 4") && lab.contains("36653") && lab.contains(&format!("asic_flow_entries = {K}"))
-        );
-        let file = scratch.join("tcpu.toml");
-        std::fs::write(&file, lab).unwrap();
-        let state = scratch.join("state");
-        let lab = Lab {
-            file,
-            state,
-            children: Vec::new(),
-            _scratch: scratch,
-        };
-        let o = tandem(&["lab", "up", lab.file(), "--state", lab.state()]);
-        assert!(o.status.success(), "lab up: {}", text(&o.stderr));
-        let hosts: Vec<String> = text(&o.stdout).lines().map(str::to_string).collect();
-        assert_eq!(hosts.len(), 4, "{hosts:?}");
-        assert!(hosts[0].starts_with(&format!("{PREFIX}-h1\t10.77.0.1")));
-        lab
-    }
-
-    fn file(&self) -> &str {
-        self.file.to_str().unwrap()
-    }
-
-    fn state(&self) -> &str {
-        self.state.to_str().unwrap()
-    }
-
-    fn ns(h: usize) -> String {
-        format!("{PREFIX}-h{h}")
-    }
-
-    fn spawn(&mut self, h: usize, args: &[&str]) -> usize {
-        let c = Command::new("ip")
-            .args(["netns", "exec", &Lab::ns(h)])
-            .args(args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        self.children.push(c);
-        self.children.len() - 1
-    }
-
-    /// Waits for child `i` (at most `within`) and returns its output.
-    fn wait(&mut self, i: usize, within: Duration) -> String {
-        let until = Instant::now() + within;
-        let c = &mut self.children[i];
-        while c.try_wait().unwrap().is_none() {
-            assert!(Instant::now() < until, "a traffic process did not finish in {within:?}");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let mut out = String::new();
-        if let Some(mut o) = c.stdout.take() {
-            std::io::Read::read_to_string(&mut o, &mut out).unwrap();
-        }
-        if let Some(mut e) = c.stderr.take() {
-            std::io::Read::read_to_string(&mut e, &mut out).unwrap();
-        }
-        out
-    }
-
-    fn dump_flows(state: &Path) -> String {
-        let o = Command::new("ovs-ofctl")
-            .env("OVS_RUNDIR", state.join("ovs"))
-            .args(["-O", "OpenFlow13", "dump-flows"])
-            .arg(format!("unix:{}", state.join(format!("ovs/{PREFIX}br.mgmt")).display()))
-            .output()
-            .unwrap();
-        text(&o.stdout)
-    }
-}
-
-impl Drop for Lab {
-    fn drop(&mut self) {
-        for c in &mut self.children {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-        let _ = tandem(&["lab", "down", self.file(), "--state", self.state()]);
-    }
+fn dump_flows(state: &Path) -> String {
+    AppLab::dump(state, &format!("{PREFIX}br"))
 }
 
 /// What the watcher saw in the switch's table.
@@ -158,12 +65,6 @@ fn bytes_of(line: &str) -> u64 {
         .and_then(|s| s.split(',').next())
         .and_then(|s| s.parse().ok())
         .unwrap_or(0)
-}
-
-/// A flat JSON object's numeric field.
-fn field(obj: &str, key: &str) -> Option<u64> {
-    let at = obj.find(&format!("\"{key}\":"))? + key.len() + 3;
-    obj[at..].split([',', '}']).next()?.parse().ok()
 }
 
 const MICE_SERVER: &str = r#"
@@ -238,7 +139,10 @@ fn tcpu_live_offloads_elephants_carries_mice_on_the_cpu_and_shapes_an_attack() {
     {
         return;
     }
-    let mut lab = Lab::up();
+    let mut lab = AppLab::up("tcpu-lab", PREFIX, &lab_text());
+    let hosts: Vec<&str> = lab.hosts.lines().collect();
+    assert_eq!(hosts.len(), 4, "{hosts:?}");
+    assert!(hosts[0].starts_with(&format!("{PREFIX}-h1\t10.77.0.1")));
     let state = std::path::absolute(&lab.state).unwrap();
 
     // The watcher: the switch's table every 100 ms until the traffic is over.
@@ -248,7 +152,7 @@ fn tcpu_live_offloads_elephants_carries_mice_on_the_cpu_and_shapes_an_attack() {
         let (seen, done, state) = (seen.clone(), done.clone(), state.clone());
         std::thread::spawn(move || {
             while !done.load(Ordering::Relaxed) {
-                let dump = Lab::dump_flows(&state);
+                let dump = dump_flows(&state);
                 let (flows, all) = flow_entries(&dump);
                 let mut s = seen.lock().unwrap();
                 s.dumps += 1;

@@ -4,7 +4,26 @@
 //! to any connected switch.
 
 use crate::event::PacketInEvent;
-use tandem_wire::openflow::{Body, FlowMod, Message, PacketOut, Version};
+use std::net::Ipv4Addr;
+use tandem_wire::ipv4::IpProtocol;
+use tandem_wire::openflow::{Body, FlowMod, Message, OxmField, PacketOut, Version};
+
+/// The OpenFlow 1.3 match fields of one IPv4 flow exactly: EtherType, protocol, addresses and,
+/// for TCP and UDP, the ports (what an app matching per flow installs).
+pub fn ipv4_flow_fields(proto: u8, src: Ipv4Addr, dst: Ipv4Addr, sport: u16, dport: u16) -> Vec<OxmField> {
+    let mut f = vec![
+        OxmField::EthType(0x0800),
+        OxmField::IpProto(proto),
+        OxmField::Ipv4Src(src, None),
+        OxmField::Ipv4Dst(dst, None),
+    ];
+    match IpProtocol(proto) {
+        IpProtocol::TCP => f.extend([OxmField::TcpSrc(sport), OxmField::TcpDst(dport)]),
+        IpProtocol::UDP => f.extend([OxmField::UdpSrc(sport), OxmField::UdpDst(dport)]),
+        _ => {}
+    }
+    f
+}
 
 /// One message to send to a datapath.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

@@ -36,12 +36,11 @@ use serde::Deserialize as _;
 use std::collections::VecDeque;
 use std::net::Ipv4Addr;
 use std::path::Path;
-use tandem_controller::app::{App, Reply};
+use tandem_controller::app::{ipv4_flow_fields, App, Reply};
 use tandem_controller::event::{PacketInEvent, NO_BUFFER};
 use tandem_controller::l2::{table_miss_13, OFPCML_NO_BUFFER, OFPP13_ANY, OFPP13_CONTROLLER, OFPP13_NORMAL};
 use tandem_time::units::TimeArg;
 use tandem_wire::decode::summarize_ipv4;
-use tandem_wire::ipv4::IpProtocol;
 use tandem_wire::openflow::multipart::{FlowStatsRequest, MultipartReplyBody, MultipartRequestBody, FLAG_MORE};
 use tandem_wire::openflow::{
     Action as OfAction, Body, FlowMatch, FlowMod, FlowModCommand, Instruction, Message, MultipartRequest, OxmField,
@@ -239,18 +238,7 @@ struct Tuple {
 
 impl Tuple {
     fn fields(&self) -> Vec<OxmField> {
-        let mut f = vec![
-            OxmField::EthType(ETH_IPV4),
-            OxmField::IpProto(self.proto),
-            OxmField::Ipv4Src(self.src, None),
-            OxmField::Ipv4Dst(self.dst, None),
-        ];
-        match IpProtocol(self.proto) {
-            IpProtocol::TCP => f.extend([OxmField::TcpSrc(self.sport), OxmField::TcpDst(self.dport)]),
-            IpProtocol::UDP => f.extend([OxmField::UdpSrc(self.sport), OxmField::UdpDst(self.dport)]),
-            _ => {}
-        }
-        f
+        ipv4_flow_fields(self.proto, self.src, self.dst, self.sport, self.dport)
     }
 }
 
@@ -384,22 +372,13 @@ impl CoSwitchApp {
         f.elephant = true;
         let tuple = f.tuple;
         self.counters.marked_flows += 1;
-        let rewrite = FlowMod {
-            cookie: COOKIE_VFLOW | u64::from(id),
-            command: FlowModCommand::ModifyStrict,
-            priority: PRIO_FLOW,
-            idle_timeout: idle,
-            flags: SEND_FLOW_REM,
-            buffer_id: NO_BUFFER,
-            out_port: OFPP13_ANY,
-            out_group: OFPP13_ANY,
-            matches: FlowMatch::Oxm(OxmMatch { fields: tuple.fields() }),
-            instructions: vec![Instruction::ApplyActions(vec![
-                OfAction::SetField(OxmField::IpDscp(dscp)),
-                normal(),
-            ])],
-            ..FlowMod::default()
-        };
+        let rewrite = flow_entry(
+            COOKIE_VFLOW | u64::from(id),
+            FlowModCommand::ModifyStrict,
+            idle,
+            tuple.fields(),
+            vec![OfAction::SetField(OxmField::IpDscp(dscp)), normal()],
+        );
         out.push(Reply::flow_mod(dpid, Version::V1_3, xid, rewrite));
         let Some(version) = self.tor else { return };
         if self.tor_ids.contains_key(&tuple) {
@@ -414,19 +393,13 @@ impl CoSwitchApp {
         self.tor_ids.insert(tuple, tid);
         let mut fields = tuple.fields();
         fields.insert(1, OxmField::IpDscp(dscp));
-        let add = FlowMod {
-            cookie: COOKIE_TOR | u64::from(tid),
-            command: FlowModCommand::Add,
-            priority: PRIO_FLOW,
-            idle_timeout: idle,
-            flags: SEND_FLOW_REM,
-            buffer_id: NO_BUFFER,
-            out_port: OFPP13_ANY,
-            out_group: OFPP13_ANY,
-            matches: FlowMatch::Oxm(OxmMatch { fields }),
-            instructions: vec![Instruction::ApplyActions(vec![normal()])],
-            ..FlowMod::default()
-        };
+        let add = flow_entry(
+            COOKIE_TOR | u64::from(tid),
+            FlowModCommand::Add,
+            idle,
+            fields,
+            vec![normal()],
+        );
         out.push(Reply::flow_mod(self.cfg.tor_dpid, version, tor_xid, add));
         if self.pending.len() >= PENDING_XIDS {
             self.pending.pop_front();
@@ -518,6 +491,30 @@ impl CoSwitchApp {
             };
             out.push(Reply::message(dpid, Version::V1_3, xid, Body::MultipartRequest(req)));
         }
+    }
+}
+
+/// A per-flow entry of the app: `command` at priority [`PRIO_FLOW`] with the app's idle timeout,
+/// its removal reported, applying `actions`.
+fn flow_entry(
+    cookie: u64,
+    command: FlowModCommand,
+    idle: u16,
+    fields: Vec<OxmField>,
+    actions: Vec<OfAction>,
+) -> FlowMod {
+    FlowMod {
+        cookie,
+        command,
+        priority: PRIO_FLOW,
+        idle_timeout: idle,
+        flags: SEND_FLOW_REM,
+        buffer_id: NO_BUFFER,
+        out_port: OFPP13_ANY,
+        out_group: OFPP13_ANY,
+        matches: FlowMatch::Oxm(OxmMatch { fields }),
+        instructions: vec![Instruction::ApplyActions(actions)],
+        ..FlowMod::default()
     }
 }
 
@@ -656,19 +653,7 @@ impl App for CoSwitchApp {
                 self.counters.untracked_flows += 1;
                 0
             };
-            let entry = FlowMod {
-                cookie,
-                command: FlowModCommand::Add,
-                priority: PRIO_FLOW,
-                idle_timeout: idle,
-                flags: SEND_FLOW_REM,
-                buffer_id: NO_BUFFER,
-                out_port: OFPP13_ANY,
-                out_group: OFPP13_ANY,
-                matches: FlowMatch::Oxm(OxmMatch { fields: tuple.fields() }),
-                instructions: vec![Instruction::ApplyActions(vec![normal()])],
-                ..FlowMod::default()
-            };
+            let entry = flow_entry(cookie, FlowModCommand::Add, idle, tuple.fields(), vec![normal()]);
             out.push(Reply::flow_mod(dpid, Version::V1_3, xid, entry));
         }
         out.push(Reply::packet_out(dpid, Version::V1_3, po_xid, po));

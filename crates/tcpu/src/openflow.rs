@@ -50,7 +50,7 @@ use serde::Deserialize;
 use std::collections::{BTreeMap, VecDeque};
 use std::net::Ipv4Addr;
 use std::path::Path;
-use tandem_controller::app::{App, Reply};
+use tandem_controller::app::{ipv4_flow_fields, App, Reply};
 use tandem_controller::event::{PacketInEvent, NO_BUFFER};
 use tandem_controller::l2::{table_miss_13, OFPCML_NO_BUFFER, OFPP13_ANY, OFPP13_CONTROLLER, OFPP13_FLOOD};
 use tandem_wire::decode::summarize_ipv4;
@@ -794,18 +794,9 @@ impl Switch {
         match m {
             RuleMatch::Flow(f) => {
                 let t = self.tuples.get(f.0 as usize)?;
-                let mut fields = vec![
-                    OxmField::EthType(ETH_IPV4),
-                    OxmField::IpProto(t.proto),
-                    OxmField::Ipv4Src(t.src, None),
-                    OxmField::Ipv4Dst(t.dst, None),
-                ];
-                match IpProtocol(t.proto) {
-                    IpProtocol::TCP => fields.extend([OxmField::TcpSrc(t.sport), OxmField::TcpDst(t.dport)]),
-                    IpProtocol::UDP => fields.extend([OxmField::UdpSrc(t.sport), OxmField::UdpDst(t.dport)]),
-                    _ => {}
-                }
-                Some(OxmMatch { fields })
+                Some(OxmMatch {
+                    fields: ipv4_flow_fields(t.proto, t.src, t.dst, t.sport, t.dport),
+                })
             }
             RuleMatch::Src(s) => Some(OxmMatch {
                 fields: vec![OxmField::EthType(ETH_IPV4), OxmField::Ipv4Src(Ipv4Addr::from(s), None)],

@@ -39,17 +39,39 @@ pub trait Engine: Send {
 /// Makes the engine of shard `i` (an error message when it cannot).
 pub type EngineFactory = Box<dyn FnMut(usize) -> Result<Box<dyn Engine>, String> + Send>;
 
-/// An app and a backend that can run it.
-struct AppEngine<A, B> {
-    app: A,
-    backend: B,
+/// What a live driver adds around an app: its own counters on the metrics endpoint, and work
+/// beside the app (writing its log out). The defaults add nothing.
+trait Hooks<A>: Send {
+    /// A switch connected (after the app saw it).
+    fn connected(&mut self, _app: &A, _now_ps: u64, _dpid: u64) {}
+    /// Periodic work, and before a switch's state is dropped (a disconnect) or the engine is.
+    fn housekeeping(&mut self, _app: &mut A) {}
+    /// The app's counters as metric rows; false when there are none.
+    fn metrics(&self, _app: &A, _rows: &mut Vec<(String, u64)>) -> bool {
+        false
+    }
 }
 
-impl<A: App + Send, B: Backend<A> + Send> Engine for AppEngine<A, B> {
+/// No hooks (the L2 switch).
+struct NoHooks;
+
+impl<A> Hooks<A> for NoHooks {}
+
+/// An app, a backend that can run it, and the driver's hooks.
+struct AppEngine<A, B, H: Hooks<A> = NoHooks> {
+    app: A,
+    backend: B,
+    hooks: H,
+}
+
+impl<A: App + Send, B: Backend<A> + Send, H: Hooks<A>> Engine for AppEngine<A, B, H> {
     fn connected(&mut self, now_ps: u64, dpid: u64, version: Version, out: &mut Vec<Reply>) {
         self.app.on_switch_connected(now_ps, dpid, version, out);
+        self.hooks.connected(&self.app, now_ps, dpid);
     }
     fn disconnected(&mut self, now_ps: u64, dpid: u64, out: &mut Vec<Reply>) {
+        // What the hooks take from the switch's state goes before the state does.
+        self.hooks.housekeeping(&mut self.app);
         self.app.on_switch_disconnected(now_ps, dpid, out);
     }
     fn process(&mut self, now_ps: u64, batch: &[Event], out: &mut Vec<Reply>) {
@@ -63,6 +85,19 @@ impl<A: App + Send, B: Backend<A> + Send> Engine for AppEngine<A, B> {
     }
     fn timeout(&mut self, now_ps: u64, out: &mut Vec<Reply>) {
         self.app.on_timeout(now_ps, out);
+    }
+    fn housekeeping(&mut self) {
+        self.hooks.housekeeping(&mut self.app);
+    }
+    fn metrics(&self, rows: &mut Vec<(String, u64)>) -> bool {
+        self.hooks.metrics(&self.app, rows)
+    }
+}
+
+impl<A, B, H: Hooks<A>> Drop for AppEngine<A, B, H> {
+    /// The server is stopping: what the hooks still hold goes out.
+    fn drop(&mut self) {
+        self.hooks.housekeeping(&mut self.app);
     }
 }
 
@@ -139,10 +174,8 @@ impl fmt::Display for AppChoice {
     }
 }
 
-/// The TCPU app on the scalar backend (its packet_ins go through the core one at a time), and
-/// the file its log goes to.
-struct TcpuEngine {
-    app: TcpuApp,
+/// The TCPU app's hooks: its counters, and the file its core's log goes to.
+struct TcpuHooks {
     log: Option<LogFile>,
 }
 
@@ -180,47 +213,29 @@ impl LogFile {
     }
 }
 
-impl Engine for TcpuEngine {
-    fn connected(&mut self, now_ps: u64, dpid: u64, version: Version, out: &mut Vec<Reply>) {
-        self.app.on_switch_connected(now_ps, dpid, version, out);
+impl Hooks<TcpuApp> for TcpuHooks {
+    fn connected(&mut self, app: &TcpuApp, now_ps: u64, dpid: u64) {
         if let Some(log) = &mut self.log {
-            if self.app.switches().contains(&dpid) {
+            if app.switches().contains(&dpid) {
                 log.pending.push_str(&tandem_tcpu::openflow::connect_line(dpid, now_ps));
                 log.pending.push('\n');
             }
         }
     }
-    fn housekeeping(&mut self) {
+    fn housekeeping(&mut self, app: &mut TcpuApp) {
         let Some(log) = &mut self.log else { return };
-        for dpid in self.app.switches() {
-            for step in self.app.take_log(dpid) {
+        for dpid in app.switches() {
+            for step in app.take_log(dpid) {
                 log.pending.push_str(&step.to_line(dpid));
                 log.pending.push('\n');
             }
         }
         log.write();
     }
-    fn disconnected(&mut self, now_ps: u64, dpid: u64, out: &mut Vec<Reply>) {
-        // The switch's last steps go out before its core is gone.
-        self.housekeeping();
-        self.app.on_switch_disconnected(now_ps, dpid, out);
-    }
-    fn process(&mut self, now_ps: u64, batch: &[Event], out: &mut Vec<Reply>) {
-        ScalarBackend.process(now_ps, batch, &mut self.app, out);
-    }
-    fn message(&mut self, now_ps: u64, dpid: u64, msg: &Message, out: &mut Vec<Reply>) {
-        self.app.on_message(now_ps, dpid, msg, out);
-    }
-    fn poll_timeout(&self) -> Option<u64> {
-        self.app.poll_timeout()
-    }
-    fn timeout(&mut self, now_ps: u64, out: &mut Vec<Reply>) {
-        self.app.on_timeout(now_ps, out);
-    }
-    fn metrics(&self, rows: &mut Vec<(String, u64)>) -> bool {
-        let capacity = u64::from(self.app.config().tcpu.asic_flow_entries);
-        for dpid in self.app.switches() {
-            let (Some(c), Some(core)) = (self.app.counters(dpid), self.app.core(dpid)) else {
+    fn metrics(&self, app: &TcpuApp, rows: &mut Vec<(String, u64)>) -> bool {
+        let capacity = u64::from(app.config().tcpu.asic_flow_entries);
+        for dpid in app.switches() {
+            let (Some(c), Some(core)) = (app.counters(dpid), app.core(dpid)) else {
                 continue;
             };
             let s = core.stats();
@@ -254,56 +269,32 @@ impl Engine for TcpuEngine {
     }
 }
 
-impl Drop for TcpuEngine {
-    /// The server is stopping: what the app recorded since the last write goes out.
-    fn drop(&mut self) {
-        self.housekeeping();
-    }
-}
-
 /// Engines running the TCPU app with `cfg`, one per shard (its configuration is checked here).
 pub fn tcpu_engine(cfg: TcpuAppConfig) -> Result<EngineFactory, String> {
     TcpuApp::new(cfg.clone())?;
     Ok(Box::new(move |_shard| -> Result<Box<dyn Engine>, String> {
-        Ok(Box::new(TcpuEngine {
+        Ok(Box::new(AppEngine {
             app: TcpuApp::new(cfg.clone())?,
-            log: cfg.app.log_file.clone().map(|path| LogFile {
-                path,
-                file: None,
-                pending: String::new(),
-                failed: false,
-            }),
+            backend: ScalarBackend,
+            hooks: TcpuHooks {
+                log: cfg.app.log_file.clone().map(|path| LogFile {
+                    path,
+                    file: None,
+                    pending: String::new(),
+                    failed: false,
+                }),
+            },
         }))
     }))
 }
 
-/// The CoSwitch app on the scalar backend.
-struct CoSwitchEngine {
-    app: CoSwitchApp,
-}
+/// The CoSwitch app's hooks: its counters.
+struct CoSwitchHooks;
 
-impl Engine for CoSwitchEngine {
-    fn connected(&mut self, now_ps: u64, dpid: u64, version: Version, out: &mut Vec<Reply>) {
-        self.app.on_switch_connected(now_ps, dpid, version, out);
-    }
-    fn disconnected(&mut self, now_ps: u64, dpid: u64, out: &mut Vec<Reply>) {
-        self.app.on_switch_disconnected(now_ps, dpid, out);
-    }
-    fn process(&mut self, now_ps: u64, batch: &[Event], out: &mut Vec<Reply>) {
-        ScalarBackend.process(now_ps, batch, &mut self.app, out);
-    }
-    fn message(&mut self, now_ps: u64, dpid: u64, msg: &Message, out: &mut Vec<Reply>) {
-        self.app.on_message(now_ps, dpid, msg, out);
-    }
-    fn poll_timeout(&self) -> Option<u64> {
-        self.app.poll_timeout()
-    }
-    fn timeout(&mut self, now_ps: u64, out: &mut Vec<Reply>) {
-        self.app.on_timeout(now_ps, out);
-    }
-    fn metrics(&self, rows: &mut Vec<(String, u64)>) -> bool {
-        let c = self.app.counters();
-        let cfg = self.app.config();
+impl Hooks<CoSwitchApp> for CoSwitchHooks {
+    fn metrics(&self, app: &CoSwitchApp, rows: &mut Vec<(String, u64)>) -> bool {
+        let c = app.counters();
+        let cfg = app.config();
         let tor = format!("{{dpid=\"{:016x}\"}}", cfg.tor_dpid);
         for (name, v) in [
             ("table_entries", c.tor_entries),
@@ -320,7 +311,7 @@ impl Engine for CoSwitchEngine {
         ] {
             rows.push((format!("coswitch_{name}{tor}"), v));
         }
-        for (dpid, packets) in self.app.vswitches() {
+        for (dpid, packets) in app.vswitches() {
             rows.push((format!("coswitch_vswitch_packets{{dpid=\"{dpid:016x}\"}}"), packets));
         }
         true
@@ -335,8 +326,10 @@ pub fn coswitch_engine(cfg: CoSwitchAppConfig) -> Result<EngineFactory, String> 
         if shard > 0 {
             return Err("the coswitch app runs on one shard (--shards 1): it must see every switch".into());
         }
-        Ok(Box::new(CoSwitchEngine {
+        Ok(Box::new(AppEngine {
             app: CoSwitchApp::new(cfg.clone())?,
+            backend: ScalarBackend,
+            hooks: CoSwitchHooks,
         }))
     }))
 }
@@ -349,14 +342,17 @@ pub fn l2_engine(backend: BackendChoice, cfg: L2Config) -> EngineFactory {
             BackendChoice::Scalar => Ok(Box::new(AppEngine {
                 app,
                 backend: ScalarBackend,
+                hooks: NoHooks,
             })),
             BackendChoice::Cpu => Ok(Box::new(AppEngine {
                 app,
                 backend: CpuBackend::new(),
+                hooks: NoHooks,
             })),
             BackendChoice::CpuParallel => Ok(Box::new(AppEngine {
                 app,
                 backend: CpuParallelBackend::new(std::thread::available_parallelism().map_or(1, |n| n.get())),
+                hooks: NoHooks,
             })),
             BackendChoice::Cuda => cuda_engine(app),
         }
@@ -366,7 +362,11 @@ pub fn l2_engine(backend: BackendChoice, cfg: L2Config) -> EngineFactory {
 #[cfg(feature = "cuda")]
 fn cuda_engine(app: L2Switch) -> Result<Box<dyn Engine>, String> {
     let backend = tandem_controller::CudaBackend::new(0).map_err(|e| e.to_string())?;
-    Ok(Box::new(AppEngine { app, backend }))
+    Ok(Box::new(AppEngine {
+        app,
+        backend,
+        hooks: NoHooks,
+    }))
 }
 
 #[cfg(not(feature = "cuda"))]

@@ -2,9 +2,9 @@
 //! controller started in the switch namespace with its app, its counters read there, waiting
 //! for the app's entries and for hosts to reach each other, and stopping it.
 
-use super::{in_ns, kill_pidfile};
+use super::{existing_namespaces, in_ns, is_lab_state, kill_pidfile, make_state};
 use std::net::SocketAddr;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -102,4 +102,42 @@ pub(crate) fn controller_rows(ns: &str, tandem: &Path, metrics: SocketAddr) -> R
             Some((n.trim().to_string(), v.trim().parse().ok()?))
         })
         .collect())
+}
+
+/// Brings a lab up: refuses when any of `namespaces` exists, makes the state folder (marked as
+/// the lab's), runs `build` with it (absolute), and on failure runs `down` before returning the
+/// error. Returns the absolute state folder.
+pub(crate) fn bring_up(
+    prefix: &str,
+    namespaces: &[String],
+    state: &Path,
+    build: impl FnOnce(&Path) -> Result<(), String>,
+    down: impl FnOnce(&Path),
+) -> Result<PathBuf, String> {
+    let present = existing_namespaces();
+    let clash: Vec<&String> = namespaces.iter().filter(|n| present.contains(n)).collect();
+    if !clash.is_empty() {
+        let names: Vec<&str> = clash.iter().map(|s| s.as_str()).collect();
+        return Err(format!(
+            "namespaces {} already exist: is the lab up already? (`tandem lab down` removes it)",
+            names.join(", ")
+        ));
+    }
+    make_state(prefix, state)?;
+    let state = std::path::absolute(state).map_err(|e| format!("{}: {e}", state.display()))?;
+    match build(&state) {
+        Ok(()) => Ok(state),
+        Err(e) => {
+            down(&state);
+            Err(e)
+        }
+    }
+}
+
+/// The absolute state folder of a lab that `up` built there.
+pub(crate) fn attach_state(state: &Path) -> Result<PathBuf, String> {
+    if !is_lab_state(state) {
+        return Err(format!("{}: no lab state here (is the lab up?)", state.display()));
+    }
+    std::path::absolute(state).map_err(|e| format!("{}: {e}", state.display()))
 }

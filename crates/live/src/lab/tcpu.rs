@@ -23,11 +23,11 @@
 //! namespaces it named (their veths and bridge go with them) and the state folder if `up` made
 //! it; nothing else.
 
-use super::app_lab::{controller_rows, start_controller, stop_controller, wait_for, wait_reachable};
-use super::ovs::PrivateOvs;
-use super::{
-    add_namespace, existing_namespaces, in_ns, is_lab_state, kill_processes_under, make_state, remove_named, veth,
+use super::app_lab::{
+    attach_state, bring_up, controller_rows, start_controller, stop_controller, wait_for, wait_reachable,
 };
+use super::ovs::PrivateOvs;
+use super::{add_namespace, in_ns, is_lab_state, kill_processes_under, remove_named, veth};
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
 
@@ -182,27 +182,23 @@ pub struct TcpuLab {
 /// Builds the lab; `tandem` is the binary that runs the controller. On failure everything
 /// made so far is removed before the error returns.
 pub fn up(spec: &TcpuLabSpec, state: &Path, tandem: &Path) -> Result<TcpuLab, String> {
-    let present = existing_namespaces();
-    let clash: Vec<String> = spec.namespaces().into_iter().filter(|n| present.contains(n)).collect();
-    if !clash.is_empty() {
-        return Err(format!(
-            "namespaces {} already exist: is the lab up already? (`tandem lab down` removes it)",
-            clash.join(", ")
-        ));
-    }
-    make_state(&spec.prefix, state)?;
-    let state = std::path::absolute(state).map_err(|e| format!("{}: {e}", state.display()))?;
-    let lab = TcpuLab {
+    let state = bring_up(
+        &spec.prefix,
+        &spec.namespaces(),
+        state,
+        |state| {
+            TcpuLab {
+                spec: spec.clone(),
+                state: state.to_path_buf(),
+            }
+            .build(tandem)
+        },
+        |state| down(spec, state),
+    )?;
+    Ok(TcpuLab {
         spec: spec.clone(),
         state,
-    };
-    match lab.build(tandem) {
-        Ok(()) => Ok(lab),
-        Err(e) => {
-            down(spec, &lab.state);
-            Err(e)
-        }
-    }
+    })
 }
 
 impl TcpuLab {
@@ -338,12 +334,9 @@ impl TcpuLab {
 
 /// The lab that `up` built in `state`.
 pub fn attach(spec: &TcpuLabSpec, state: &Path) -> Result<TcpuLab, String> {
-    if !is_lab_state(state) {
-        return Err(format!("{}: no lab state here (is the lab up?)", state.display()));
-    }
     Ok(TcpuLab {
         spec: spec.clone(),
-        state: std::path::absolute(state).map_err(|e| format!("{}: {e}", state.display()))?,
+        state: attach_state(state)?,
     })
 }
 
