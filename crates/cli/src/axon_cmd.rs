@@ -48,9 +48,9 @@ pub enum LabCommand {
         #[arg(long, value_name = "DIR")]
         state: Option<PathBuf>,
     },
-    /// Replay a TCPU lab's controller log (every input its core got) through a fresh core
-    /// with the lab's parameters: the same decisions, action for action, or the first that
-    /// differs (exit 1).
+    /// Replay a TCPU or CoSwitch lab's controller log (every input its cores got) through
+    /// fresh cores with the lab's parameters: the same decisions, step for step, or the first
+    /// that differs (exit 1).
     Replay {
         /// The lab file.
         lab: PathBuf,
@@ -162,10 +162,13 @@ fn coswitch_lab_cmd(file: &Path, cmd: LabCommand) -> Result<(), CliError> {
             );
             Ok(())
         }
-        LabCommand::Replay { .. } => Err(CliError::Input(format!(
-            "{}: `lab replay` replays TCPU labs; the CoSwitch app does not record its cores' inputs yet",
-            file.display()
-        ))),
+        LabCommand::Replay { state, .. } => {
+            let state = state.unwrap_or_else(|| spec.default_state());
+            let lab = coswitch::attach(&spec, &state).map_err(|e| CliError::runtime(file, e))?;
+            let n = lab.replay().map_err(CliError::Runtime)?;
+            outln!("replayed {n} steps of the live run through fresh cores: every answer the same");
+            Ok(())
+        }
     }
 }
 
@@ -260,7 +263,7 @@ pub fn lab(cmd: LabCommand) -> Result<(), CliError> {
     }
     match cmd {
         LabCommand::Replay { .. } => Err(CliError::Input(format!(
-            "{}: `lab replay` replays TCPU labs (kind = \"tcpu\")",
+            "{}: `lab replay` replays TCPU and CoSwitch labs (kind = \"tcpu\" or \"coswitch\")",
             file.display()
         ))),
         LabCommand::Status { .. } => Err(CliError::Input(format!(

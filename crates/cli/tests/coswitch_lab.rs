@@ -4,8 +4,9 @@
 //! 100 ms; then a load of short TCP connections steps up. The ToR holds only marked flows
 //! (every entry of the app matches the DSCP mark), never more than its capacity; the elephant is
 //! among them; the short connections go through the vswitches' entries; the threshold moves when
-//! the mouse rate steps up; `tandem lab status --json` names the elements; `tandem lab down`
-//! leaves nothing behind.
+//! the mouse rate steps up; `tandem lab status --json` names the elements; `tandem lab replay`
+//! runs the controller's log of its cores' steps through fresh cores with the same answers;
+//! `tandem lab down` leaves nothing behind.
 //!
 //! Needs root, Open vSwitch, iperf3, python3, iproute2, iputils-ping and ethtool; skips with a
 //! message when any is missing or when not root, unless TANDEM_REQUIRE_SYSTEM=1.
@@ -203,6 +204,19 @@ fn coswitch_live_offloads_only_marked_flows_and_moves_its_threshold() {
     let t2 = field(tor, "threshold_packets").unwrap();
     assert!(field(tor, "reports").unwrap() >= reports1 + 4, "{tor}");
     assert_ne!(t2, t1, "the threshold did not move: {tor}");
+
+    // Sim and live agree: the controller's log of every step of its cores, replayed through
+    // fresh cores (the code the simulator runs), gives the same answers.
+    let replay = common::tandem(&["lab", "replay", lab.file(), "--state", lab.state()]);
+    assert!(replay.status.success(), "lab replay: {}", text(&replay.stderr));
+    let replayed = text(&replay.stdout);
+    let steps: u64 = replayed
+        .strip_prefix("replayed ")
+        .and_then(|r| r.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{replayed}"));
+    assert!(steps >= 500, "{replayed}");
+    eprintln!("{replayed}");
 
     drop(seen);
     let st = lab.state.clone();

@@ -87,6 +87,12 @@ pub struct CoSwitchAppConfig {
     pub vswitch_pps_budget: u64,
     /// Threshold changes kept for the trajectory (oldest dropped). Default 10,000.
     pub trajectory: usize,
+    /// Core steps recorded for [`replay_lines`] and not yet taken by the driver
+    /// ([`CoSwitchApp::take_log`]); a step beyond it is lost and counted (0: no log). Default 0.
+    pub log: usize,
+    /// Where the live driver appends the recorded steps (`tandem lab replay` reads them). Needs
+    /// `log` of at least 1.
+    pub log_file: Option<std::path::PathBuf>,
 }
 
 impl Default for CoSwitchAppConfig {
@@ -105,6 +111,8 @@ impl Default for CoSwitchAppConfig {
             tor_setups_per_sec: 1_000,
             vswitch_pps_budget: 50_000,
             trajectory: 10_000,
+            log: 0,
+            log_file: None,
         }
     }
 }
@@ -165,6 +173,10 @@ impl CoSwitchAppConfig {
                 "tor_setups_per_sec" => c.tor_setups_per_sec = int(1, i64::MAX)? as u64,
                 "vswitch_pps_budget" => c.vswitch_pps_budget = int(1, i64::MAX)? as u64,
                 "trajectory" => c.trajectory = int(1, 10_000_000)? as usize,
+                "log" => c.log = int(0, 100_000_000)? as usize,
+                "log_file" => {
+                    c.log_file = Some(v.as_str().ok_or_else(|| bad("a path"))?.into());
+                }
                 _ => return Err(format!("coswitch.{k}: unknown key")),
             }
         }
@@ -189,6 +201,9 @@ impl CoSwitchAppConfig {
         }
         if self.arbiter.idle_timeout < SEC || self.arbiter.idle_timeout > u64::from(u16::MAX) * SEC {
             return Err("coswitch.idle_timeout: from 1s to 65535s (a switch's idle timeout is whole seconds)".into());
+        }
+        if self.log_file.is_some() && self.log == 0 {
+            return Err("coswitch.log: must be at least 1 with coswitch.log_file".into());
         }
         if !matches!(self.arbiter.mark, Mark::Dscp(_)) {
             return Err("coswitch: the live mark is the DSCP".into());
@@ -224,6 +239,8 @@ pub struct CoSwitchCounters {
     pub counter_reads: u64,
     /// Flow_mods a switch refused.
     pub refused: u64,
+    /// Log steps lost because `log` steps were waiting to be taken.
+    pub log_dropped: u64,
 }
 
 /// A flow's exact 5-tuple.
@@ -280,6 +297,7 @@ pub struct CoSwitchApp {
     trajectory: VecDeque<(Time, u32)>,
     counters: CoSwitchCounters,
     xid: u32,
+    log: Vec<String>,
 }
 
 impl CoSwitchApp {
@@ -304,6 +322,7 @@ impl CoSwitchApp {
             trajectory: VecDeque::new(),
             counters,
             xid: 0,
+            log: Vec::new(),
             cfg,
         })
     }
@@ -339,6 +358,22 @@ impl CoSwitchApp {
     fn next_xid(&mut self) -> u32 {
         self.xid = self.xid.wrapping_add(1);
         self.xid
+    }
+
+    /// Takes the recorded core steps (lines of the log format [`replay_lines`] reads).
+    pub fn take_log(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.log)
+    }
+
+    fn record(&mut self, line: impl FnOnce() -> String) {
+        if self.cfg.log == 0 {
+            return;
+        }
+        if self.log.len() < self.cfg.log {
+            self.log.push(line());
+        } else {
+            self.counters.log_dropped += 1;
+        }
     }
 
     fn idle_s(&self) -> u16 {
@@ -417,6 +452,7 @@ impl CoSwitchApp {
         };
         let parts = std::mem::take(&mut vs.parts);
         let mut newly = Vec::new();
+        let mut records = Vec::new();
         for &(id, n) in &parts {
             let Some(f) = vs.flows.get_mut(&id) else { continue };
             let delta = n.saturating_sub(f.packets);
@@ -430,9 +466,15 @@ impl CoSwitchApp {
                 self.counters.software_packets += delta;
             }
             let v = vs.arbiter.on_packets(now, f.tuple, delta);
+            if self.cfg.log > 0 {
+                records.push(packets_line(dpid, now, &f.tuple, delta, v));
+            }
             if matches!(v, Verdict::Elephant { .. }) && !f.elephant {
                 newly.push(id);
             }
+        }
+        for line in records {
+            self.record(|| line);
         }
         for id in newly {
             self.mark(dpid, id, out);
@@ -444,10 +486,19 @@ impl CoSwitchApp {
         let period_s = self.cfg.prediction.period as f64 / SEC as f64;
         let budget = self.cfg.vswitch_pps_budget as f64 * period_s;
         let mut vswitch_cpu: Vec<f64> = Vec::new();
-        for vs in self.vswitches.values_mut() {
+        let mut expired = Vec::new();
+        let mut dpids: Vec<u64> = self.vswitches.keys().copied().collect();
+        dpids.sort_unstable();
+        for dpid in dpids {
+            let Some(vs) = self.vswitches.get_mut(&dpid) else {
+                continue;
+            };
             vswitch_cpu.push(vs.period_packets as f64 / budget);
             vs.period_packets = 0;
-            vs.arbiter.expire(now);
+            expired.push((dpid, vs.arbiter.expire(now)));
+        }
+        for (dpid, n) in expired {
+            self.record(|| format!("{dpid:016x} {now} X #{n}"));
         }
         let report = LoadReport {
             vswitch_cpu,
@@ -456,7 +507,9 @@ impl CoSwitchApp {
         };
         self.period_setups = 0;
         self.counters.reports += 1;
-        if let Some(t) = self.prediction.on_report(now, &report) {
+        let moved = self.prediction.on_report(now, &report);
+        self.record(|| report_line(now, &report, moved));
+        if let Some(t) = moved {
             for vs in self.vswitches.values_mut() {
                 vs.arbiter.set_threshold(t);
             }
@@ -492,6 +545,127 @@ impl CoSwitchApp {
             out.push(Reply::message(dpid, Version::V1_3, xid, Body::MultipartRequest(req)));
         }
     }
+}
+
+fn verdict_char(v: Verdict) -> char {
+    match v {
+        Verdict::Mouse => 'M',
+        Verdict::Elephant { new: false, .. } => 'E',
+        Verdict::Elephant { new: true, .. } => 'N',
+    }
+}
+
+/// `DPID NOW P PROTO SRC DST SPORT DPORT N #VERDICT`: `n` packets of a flow fed to `dpid`'s
+/// Flow-Arbiter and its verdict (M mouse, E elephant, N newly elephant).
+fn packets_line(dpid: u64, now: Time, t: &Tuple, n: u64, v: Verdict) -> String {
+    format!(
+        "{dpid:016x} {now} P {} {} {} {} {} {n} #{}",
+        t.proto,
+        t.src,
+        t.dst,
+        t.sport,
+        t.dport,
+        verdict_char(v)
+    )
+}
+
+/// `0 NOW R V1,V2,.. SWITCH_CPU SWITCH_TABLE #THRESHOLD|-`: a Flow-Prediction report and its answer
+/// (the floats in Rust's round-tripping form).
+fn report_line(now: Time, r: &LoadReport, moved: Option<u32>) -> String {
+    let v: Vec<String> = r.vswitch_cpu.iter().map(|x| format!("{x:?}")).collect();
+    let v = if v.is_empty() { "-".to_string() } else { v.join(",") };
+    let out = moved.map_or("-".to_string(), |t| t.to_string());
+    format!("{:016x} {now} R {v} {:?} {:?} #{out}", 0, r.switch_cpu, r.switch_table)
+}
+
+/// Replays a CoSwitch log's text (the lines [`CoSwitchApp::take_log`] gave, in order) through
+/// fresh cores with `cfg`: one Flow-Arbiter per vswitch connection (`N` lines start one, `D`
+/// lines end it) and one Flow-Prediction, whose new thresholds go to every arbiter as live.
+/// Returns the steps replayed; `Err` names the first line whose answer differs from the live
+/// run's or that does not parse. A last line without its newline is left out.
+pub fn replay_lines(cfg: &CoSwitchAppConfig, text: &str) -> Result<usize, String> {
+    let complete = match text.rfind('\n') {
+        Some(i) => &text[..=i],
+        None => "",
+    };
+    let mut prediction = FlowPrediction::new(cfg.prediction).map_err(|e| e.to_string())?;
+    let mut arbiters: FxHashMap<u64, FlowArbiter<Tuple>> = FxHashMap::default();
+    let mut n = 0;
+    for (i, line) in complete.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+        let at = |e: String| format!("line {}: {e}", i + 1);
+        let (body, want) = match line.rsplit_once(" #") {
+            Some((b, w)) => (b, Some(w.trim())),
+            None => (line, None),
+        };
+        let w: Vec<&str> = body.split_whitespace().collect();
+        if w.len() < 3 {
+            return Err(at("too short".into()));
+        }
+        let dpid = u64::from_str_radix(w[0], 16).map_err(|_| at("bad datapath id".into()))?;
+        let now: Time = w[1].parse().map_err(|_| at("bad time".into()))?;
+        let num = |s: &str| s.parse::<u64>().map_err(|_| at(format!("bad number {s:?}")));
+        let got = match (w[2], &w[3..]) {
+            ("N", [t]) => {
+                let mut a = FlowArbiter::new(cfg.arbiter);
+                a.set_threshold(u32::try_from(num(t)?).map_err(|_| at("bad threshold".into()))?);
+                arbiters.insert(dpid, a);
+                None
+            }
+            ("D", []) => {
+                arbiters.remove(&dpid);
+                None
+            }
+            ("P", [proto, src, dst, sport, dport, count]) => {
+                let ip = |s: &str| s.parse::<Ipv4Addr>().map_err(|_| at(format!("bad address {s:?}")));
+                let small = |s: &str| s.parse::<u16>().map_err(|_| at(format!("bad port {s:?}")));
+                let t = Tuple {
+                    proto: proto.parse().map_err(|_| at("bad protocol".into()))?,
+                    src: ip(src)?,
+                    dst: ip(dst)?,
+                    sport: small(sport)?,
+                    dport: small(dport)?,
+                };
+                let a = arbiters
+                    .get_mut(&dpid)
+                    .ok_or_else(|| at("a vswitch that is not connected".into()))?;
+                Some(verdict_char(a.on_packets(now, t, num(count)?)).to_string())
+            }
+            ("X", []) => {
+                let a = arbiters
+                    .get_mut(&dpid)
+                    .ok_or_else(|| at("a vswitch that is not connected".into()))?;
+                Some(a.expire(now).to_string())
+            }
+            ("R", [v, cpu, table]) => {
+                let f = |s: &str| s.parse::<f64>().map_err(|_| at(format!("bad load {s:?}")));
+                let vswitch_cpu = if *v == "-" {
+                    Vec::new()
+                } else {
+                    v.split(',').map(f).collect::<Result<_, _>>()?
+                };
+                let report = LoadReport {
+                    vswitch_cpu,
+                    switch_cpu: f(cpu)?,
+                    switch_table: f(table)?,
+                };
+                let moved = prediction.on_report(now, &report);
+                if let Some(t) = moved {
+                    for a in arbiters.values_mut() {
+                        a.set_threshold(t);
+                    }
+                }
+                Some(moved.map_or("-".to_string(), |t| t.to_string()))
+            }
+            (k, _) => return Err(at(format!("bad step {k:?} or its fields"))),
+        };
+        if let (Some(got), Some(want)) = (&got, want) {
+            if got != want {
+                return Err(at(format!("the replayed cores answered {got}, the live ones {want}")));
+            }
+        }
+        n += 1;
+    }
+    Ok(n)
 }
 
 /// A per-flow entry of the app: `command` at priority [`PRIO_FLOW`] with the app's idle timeout,
@@ -578,7 +752,9 @@ impl App for CoSwitchApp {
         uplink.instructions = vec![Instruction::ApplyActions(vec![normal()])];
         out.push(Reply::flow_mod(dpid, version, xid, uplink));
         let mut arbiter = FlowArbiter::new(self.cfg.arbiter);
-        arbiter.set_threshold(self.prediction.threshold());
+        let threshold = self.prediction.threshold();
+        arbiter.set_threshold(threshold);
+        self.record(|| format!("{dpid:016x} {now_ps} N {threshold}"));
         self.vswitches.insert(
             dpid,
             VSwitch {
@@ -594,13 +770,14 @@ impl App for CoSwitchApp {
         );
     }
 
-    fn on_switch_disconnected(&mut self, _now_ps: u64, dpid: u64, _out: &mut Vec<Reply>) {
+    fn on_switch_disconnected(&mut self, now_ps: u64, dpid: u64, _out: &mut Vec<Reply>) {
         if dpid == self.cfg.tor_dpid {
             self.tor = None;
             self.tor_ids.clear();
             self.counters.tor_entries = 0;
         } else if let Some(vs) = self.vswitches.remove(&dpid) {
             self.counters.flows = self.counters.flows.saturating_sub(vs.flows.len() as u64);
+            self.record(|| format!("{dpid:016x} {now_ps} D"));
         }
     }
 
@@ -665,9 +842,10 @@ impl App for CoSwitchApp {
                 vs.period_packets += 1;
                 vs.packets += 1;
                 self.counters.software_packets += 1;
-                if v.is_elephant() {
-                    self.mark(dpid, id, out);
-                }
+            }
+            self.record(|| packets_line(dpid, now_ps, &tuple, 1, v));
+            if !elephant && v.is_elephant() {
+                self.mark(dpid, id, out);
             }
         }
     }

@@ -308,3 +308,47 @@ fn configuration_files_read_units_and_name_bad_keys() {
         assert!(e.contains(key), "{text:?}: {e}");
     }
 }
+
+#[test]
+fn the_cores_log_replays_through_fresh_cores_step_by_step() {
+    let cfg = CoSwitchAppConfig {
+        vswitch_pps_budget: 1_000,
+        tor_capacity: 4,
+        log: 1_000_000,
+        ..CoSwitchAppConfig::default()
+    };
+    let (mut app, mut w, mut out) = setup(cfg.clone(), 100);
+    let mut port = 10_000;
+    for s in 1..=4u64 {
+        for _ in 0..100 {
+            w.send(&mut app, s * SEC, 1 + (port % 2) as u64, (1, port), 10, &mut out);
+            port += 1;
+        }
+        run_until(&mut app, &mut w, s * SEC + 10 * MS, &mut out);
+    }
+    for e in 0..4 {
+        w.send(&mut app, 5 * SEC, 1, (3, 30_000 + e), 1000, &mut out);
+    }
+    run_until(&mut app, &mut w, 9 * SEC, &mut out);
+    let lines = app.take_log();
+    assert!(app.take_log().is_empty(), "taken");
+    let text = lines.join("\n") + "\n";
+    for kind in [" N ", " P ", " X ", " R "] {
+        assert!(text.contains(kind), "no {kind:?} step");
+    }
+    assert!(
+        text.lines().any(|l| l.contains(" R ") && !l.ends_with("#-")),
+        "the threshold never moved"
+    );
+    assert_eq!(replay_lines(&cfg, &text), Ok(lines.len()));
+    // A changed count is caught, naming its line.
+    let i = lines
+        .iter()
+        .position(|l| l.contains(" P ") && l.ends_with("#N"))
+        .unwrap();
+    let mut bent = lines.clone();
+    bent[i] = bent[i].replace(" #N", " #M");
+    let e = replay_lines(&cfg, &(bent.join("\n") + "\n")).unwrap_err();
+    assert!(e.starts_with(&format!("line {}:", i + 1)), "{e}");
+    assert!(replay_lines(&cfg, "0000000000000001 5 Q\n").is_err());
+}

@@ -179,7 +179,7 @@ struct TcpuHooks {
     log: Option<LogFile>,
 }
 
-/// The app's log file, opened for appending at the first write.
+/// An app's log file, opened for appending at the first write.
 struct LogFile {
     path: std::path::PathBuf,
     file: Option<std::fs::File>,
@@ -188,6 +188,15 @@ struct LogFile {
 }
 
 impl LogFile {
+    fn new(path: std::path::PathBuf) -> LogFile {
+        LogFile {
+            path,
+            file: None,
+            pending: String::new(),
+            failed: false,
+        }
+    }
+
     fn write(&mut self) {
         if self.pending.is_empty() || self.failed {
             self.pending.clear();
@@ -198,14 +207,14 @@ impl LogFile {
             match std::fs::OpenOptions::new().create(true).append(true).open(&self.path) {
                 Ok(f) => self.file = Some(f),
                 Err(e) => {
-                    tracing::warn!("{}: {e}; the TCPU log is not written", self.path.display());
+                    tracing::warn!("{}: {e}; the app's log is not written", self.path.display());
                     self.failed = true;
                 }
             }
         }
         if let Some(f) = &mut self.file {
             if let Err(e) = f.write_all(self.pending.as_bytes()) {
-                tracing::warn!("{}: {e}; the TCPU log is not written", self.path.display());
+                tracing::warn!("{}: {e}; the app's log is not written", self.path.display());
                 self.failed = true;
             }
         }
@@ -277,21 +286,26 @@ pub fn tcpu_engine(cfg: TcpuAppConfig) -> Result<EngineFactory, String> {
             app: TcpuApp::new(cfg.clone())?,
             backend: ScalarBackend,
             hooks: TcpuHooks {
-                log: cfg.app.log_file.clone().map(|path| LogFile {
-                    path,
-                    file: None,
-                    pending: String::new(),
-                    failed: false,
-                }),
+                log: cfg.app.log_file.clone().map(LogFile::new),
             },
         }))
     }))
 }
 
-/// The CoSwitch app's hooks: its counters.
-struct CoSwitchHooks;
+/// The CoSwitch app's hooks: its counters, and the file its cores' log goes to.
+struct CoSwitchHooks {
+    log: Option<LogFile>,
+}
 
 impl Hooks<CoSwitchApp> for CoSwitchHooks {
+    fn housekeeping(&mut self, app: &mut CoSwitchApp) {
+        let Some(log) = &mut self.log else { return };
+        for line in app.take_log() {
+            log.pending.push_str(&line);
+            log.pending.push('\n');
+        }
+        log.write();
+    }
     fn metrics(&self, app: &CoSwitchApp, rows: &mut Vec<(String, u64)>) -> bool {
         let c = app.counters();
         let cfg = app.config();
@@ -329,7 +343,9 @@ pub fn coswitch_engine(cfg: CoSwitchAppConfig) -> Result<EngineFactory, String> 
         Ok(Box::new(AppEngine {
             app: CoSwitchApp::new(cfg.clone())?,
             backend: ScalarBackend,
-            hooks: CoSwitchHooks,
+            hooks: CoSwitchHooks {
+                log: cfg.log_file.clone().map(LogFile::new),
+            },
         }))
     }))
 }

@@ -218,6 +218,39 @@ pub fn attach(spec: &CoSwitchLabSpec, state: &Path) -> Result<CoSwitchLab, Strin
 }
 
 impl CoSwitchLab {
+    /// The log the controller writes (every step of its cores), for `tandem lab replay`.
+    pub fn log_file(&self) -> PathBuf {
+        self.state.join("coswitch-log.txt")
+    }
+
+    /// The controller's `--app-config`: the lab's `[coswitch]`, with the cores' log going to
+    /// [`CoSwitchLab::log_file`] (100,000 steps held between writes unless the lab says
+    /// otherwise).
+    fn app_config_text(&self) -> Result<String, String> {
+        let mut t: toml::Table = toml::from_str(&self.spec.app_text).map_err(|e| e.to_string())?;
+        let c = t
+            .entry("coswitch")
+            .or_insert_with(|| toml::Value::Table(toml::Table::new()))
+            .as_table_mut()
+            .ok_or("coswitch: expected a table")?;
+        if c.get("log").and_then(toml::Value::as_integer).unwrap_or(0) == 0 {
+            c.insert("log".into(), toml::Value::Integer(100_000));
+        }
+        c.insert(
+            "log_file".into(),
+            toml::Value::String(self.log_file().display().to_string()),
+        );
+        toml::to_string(&t).map_err(|e| e.to_string())
+    }
+
+    /// Replays the controller's log through fresh cores with the lab's parameters: the steps
+    /// replayed, or the first that differs.
+    pub fn replay(&self) -> Result<usize, String> {
+        let path = self.log_file();
+        let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        tandem_coswitch::openflow::replay_lines(&self.spec.app, &text).map_err(|e| format!("{}: {e}", path.display()))
+    }
+
     fn ovs(&self) -> PrivateOvs {
         PrivateOvs::new(&self.state.join("ovs"), Some(&self.spec.switch_ns()))
     }
@@ -332,7 +365,7 @@ impl CoSwitchLab {
             &sw,
             tandem,
             "coswitch",
-            &s.app_text,
+            &self.app_config_text()?,
             s.controller_port,
             s.metrics(),
         )?;
