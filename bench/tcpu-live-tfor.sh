@@ -31,13 +31,16 @@ trap cleanup EXIT
 sed -e 's/prefix = "tt"/prefix = "tf"/' -e 's/hosts = 3/hosts = 4/' -e 's/^ports = 3/ports = 4/' labs/tcpu.toml > "$work/lab.toml"
 "$T" lab up "$work/lab.toml" --state "$work/state" >/dev/null
 ns() { ip netns exec "tf-h$1" "${@:2}"; }
+# A background process in host $1, stopped by PID at the end: `ip netns exec` runs it in its own
+# process (so $! is the process itself), with no output that would hold a pipe open.
+bg() { ip netns exec "tf-h$1" "${@:2}" >/dev/null 2>&1 & pids+=($!); }
 
 for h in 1 2 3 4; do
-  ns "$h" dumpcap -q -i eth0 -s 128 -f "src host 10.77.0.$h" -w "$work/h$h.pcapng" 2>/dev/null & pids+=($!)
+  bg "$h" dumpcap -q -i eth0 -s 128 -f "src host 10.77.0.$h" -w "$work/h$h.pcapng"
 done
-ns 3 iperf3 -s -1 -p 5201 >/dev/null & pids+=($!)
-ns 3 iperf3 -s -1 -p 5202 >/dev/null & pids+=($!)
-ns 3 python3 -c '
+bg 3 iperf3 -s -1 -p 5201
+bg 3 iperf3 -s -1 -p 5202
+bg 3 python3 -c '
 import asyncio, sys
 async def handle(r, w):
     try:
@@ -48,7 +51,7 @@ async def handle(r, w):
 async def main():
     async with await asyncio.start_server(handle, "10.77.0.3", 9000, backlog=1024) as s:
         await s.serve_forever()
-asyncio.run(main())' & pids+=($!)
+asyncio.run(main())'
 sleep 1
 ns 1 iperf3 -c 10.77.0.3 -p 5201 -t 10 >/dev/null & e1=$!
 ns 2 iperf3 -c 10.77.0.3 -p 5202 -t 10 >/dev/null & e2=$!
