@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# CoSwitch live (issue 20): the `coswitch-adapt` step (the mouse rate doubles) reproduced in the
+# CoSwitch lab, its threshold trajectory drawn beside the simulated one.
+#
+#   simulated: `tandem reproduce coswitch-adapt` (one server at 60 kpps, mice double at 40 s,
+#              100 s, the model's calibrated costs);
+#   live:      labs/coswitch.toml (prefix "ca"), a 200 Mb/s iperf3 elephant throughout and short
+#              TCP connections (200 bytes each way) between the servers at 50 a second for 20 s,
+#              then 100 a second for 20 s; the trajectory is read from the controller's log of its
+#              cores (every Flow-Prediction report, `R` lines).
+#
+# Writes OUT/adapt-live.csv (t_s, threshold: the live run, one row a report),
+# OUT/adapt-sim.csv (the simulated run's adapt.csv) and OUT/coswitch-adapt-live.svg (two panels,
+# the same axes' meaning, each with its step marked), and prints both trajectories' summary.
+# Needs root, Open vSwitch, iperf3, python3, ethtool, iproute2.
+#
+#   bench/coswitch-live-adapt.sh [OUT (default bench/out/coswitch-adapt)]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+[ "$(id -u)" = 0 ] || { echo "needs root (network namespaces)" >&2; exit 2; }
+out=${1:-bench/out/coswitch-adapt}
+mkdir -p "$out"
+cargo build --release -q -p tandem-cli
+T=$PWD/target/release/tandem
+work=$(mktemp -d /tmp/tandem-coswitch-adapt-XXXXXX)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  "$T" lab down "$work/lab.toml" --state "$work/state" >/dev/null 2>&1 || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+bg() { ip netns exec "ca-h$1" "${@:2}" >/dev/null 2>&1 & pids+=($!); }
+
+echo "== simulated: tandem reproduce coswitch-adapt" >&2
+"$T" reproduce coswitch-adapt --out "$work/sim" -q >/dev/null
+cp "$work/sim/adapt.csv" "$out/adapt-sim.csv"
+
+echo "== live: the CoSwitch lab, mice double at 20 s" >&2
+sed -e 's/prefix = "cs"/prefix = "ca"/' labs/coswitch.toml > "$work/lab.toml"
+"$T" lab up "$work/lab.toml" --state "$work/state" >/dev/null 2>&1
+bg 3 iperf3 -s -1 -p 5201
+bg 4 python3 -c '
+import asyncio
+async def handle(r, w):
+    try:
+        w.write(await r.readexactly(200)); await w.drain()
+    except Exception:
+        pass
+    w.close()
+async def main():
+    async with await asyncio.start_server(handle, "10.78.0.4", 9000, backlog=1024) as s:
+        await s.serve_forever()
+asyncio.run(main())'
+sleep 1
+bg 1 iperf3 -c 10.78.0.3 -p 5201 -t 40 -b 200M
+ip netns exec ca-h2 python3 -c '
+import asyncio, time
+async def one(i):
+    r, w = await asyncio.open_connection("10.78.0.4", 9000)
+    w.write(bytes([i % 256]) * 200); await w.drain()
+    await r.readexactly(200); w.close()
+async def main():
+    t0, i, tasks = time.time(), 0, []
+    while time.time() - t0 < 40:
+        rate = 50 if time.time() - t0 < 20 else 100
+        tasks.append(asyncio.create_task(one(i))); i += 1
+        await asyncio.sleep(1 / rate)
+    await asyncio.gather(*tasks, return_exceptions=True)
+asyncio.run(main())' >/dev/null 2>&1
+sleep 2
+status=$("$T" lab status "$work/lab.toml" --state "$work/state" --json | head -1)
+replay=$("$T" lab replay "$work/lab.toml" --state "$work/state")
+python3 - "$work/state/coswitch-log.txt" "$out" "$status" "$replay" "$(git rev-parse --short HEAD)" <<'PY'
+import csv, json, sys
+log, out, status, replay, rev = sys.argv[1:6]
+# Live: the threshold in force after each Flow-Prediction report (R lines: `0 NOW R .. #T|-`).
+rows, t0, thr = [], None, 18
+for line in open(log):
+    w = line.split()
+    if len(w) < 3 or w[2] != "R" or " #" not in line:
+        continue
+    now = int(w[1]) / 1e12
+    t0 = now if t0 is None else t0
+    ans = line.rsplit(" #", 1)[1].strip()
+    thr = thr if ans == "-" else int(ans)
+    rows.append((round(now - t0 + 1, 3), thr))
+with open(f"{out}/adapt-live.csv", "w") as f:
+    f.write("t_s,threshold\n")
+    for t, v in rows:
+        f.write(f"{t},{v}\n")
+sim = [(float(r["t_s"]), int(r["threshold"])) for r in csv.DictReader(open(f"{out}/adapt-sim.csv"))]
+
+def panel(x0, title, pts, step, xmax):
+    w, h, l, b, top = 420, 300, 50, 40, 30
+    ymax = max(v for _, v in pts) * 1.15
+    X = lambda t: x0 + l + (w - l - 10) * t / xmax
+    Y = lambda v: top + (h - b - top) * (1 - v / ymax)
+    s = [f'<text x="{x0 + w / 2}" y="18" text-anchor="middle" font-size="13">{title}</text>',
+         f'<line x1="{X(0)}" y1="{Y(0)}" x2="{X(xmax)}" y2="{Y(0)}" stroke="black"/>',
+         f'<line x1="{X(0)}" y1="{Y(0)}" x2="{X(0)}" y2="{Y(ymax)}" stroke="black"/>',
+         f'<line x1="{X(step)}" y1="{Y(0)}" x2="{X(step)}" y2="{Y(ymax)}" stroke="grey" stroke-dasharray="4 3"/>',
+         f'<text x="{X(step) + 3}" y="{Y(ymax) + 12}" font-size="10" fill="grey">mice x2</text>',
+         f'<text x="{x0 + w / 2}" y="{h - 5}" text-anchor="middle" font-size="11">time (s)</text>',
+         f'<text x="{x0 + 12}" y="{top + (h - b - top) / 2}" font-size="11" transform="rotate(-90 {x0 + 12} {top + (h - b - top) / 2})" text-anchor="middle">threshold (packets)</text>']
+    for k in range(5):
+        v = ymax * k / 4
+        s.append(f'<text x="{X(0) - 4}" y="{Y(v) + 4}" font-size="9" text-anchor="end">{v:.0f}</text>')
+        t = xmax * k / 4
+        s.append(f'<text x="{X(t)}" y="{Y(0) + 13}" font-size="9" text-anchor="middle">{t:.0f}</text>')
+    # Staircase: a threshold holds until the next report changes it.
+    path, last = [], None
+    for t, v in pts:
+        if last is not None:
+            path.append(f"{X(t):.1f},{Y(last):.1f}")
+        path.append(f"{X(t):.1f},{Y(v):.1f}")
+        last = v
+    s.append(f'<polyline fill="none" stroke="#1f77b4" stroke-width="1.6" points="{" ".join(path)}"/>')
+    return s
+
+svg = ['<svg xmlns="http://www.w3.org/2000/svg" width="860" height="300" font-family="sans-serif">',
+       '<rect width="860" height="300" fill="white"/>']
+svg += panel(0, "simulated: coswitch-adapt (60 kpps model)", sim, 40, 100)
+svg += panel(440, "live: CoSwitch lab (Open vSwitch, 2 servers)", rows, 20, max(40, rows[-1][0]) if rows else 40)
+svg.append("</svg>")
+open(f"{out}/coswitch-adapt-live.svg", "w").write("\n".join(svg))
+
+def summary(name, pts, step):
+    before = [v for t, v in pts if t <= step]
+    after = [v for t, v in pts if t > step]
+    tail = after[-5:] if after else []
+    print(f"| {name} | {pts[0][1] if pts else '-'} | {before[-1] if before else '-'} | {after[-1] if after else '-'} | {min(after) if after else '-'}-{max(after) if after else '-'} | {sum(1 for a, b in zip(pts, pts[1:]) if a[1] != b[1])} |")
+print(f"CoSwitch adapt, simulated and live, commit {rev}")
+print()
+print("| run | threshold after the first report | at the step | at the end | range after the step | changes |")
+print("|---|---|---|---|---|---|")
+summary("simulated (step at 40 s of 100)", sim, 40)
+summary("live (step at 20 s of 40)", rows, 20)
+print()
+s = json.loads(status)
+print(f"live ToR at the end: {s['table_entries']} entries (peak capacity {s['table_capacity']}), {s['marked_flows']} flows marked, {s['reports']} reports")
+print(replay)
+PY
