@@ -17,21 +17,19 @@
 #   bench/coswitch-live-adapt.sh [OUT (default bench/out/coswitch-adapt)]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[ "$(id -u)" = 0 ] || { echo "needs root (network namespaces)" >&2; exit 2; }
+. bench/lib/live.sh
+need_root
 out=${1:-bench/out/coswitch-adapt}
 mkdir -p "$out"
-cargo build --release -q -p tandem-cli
-T=$PWD/target/release/tandem
+build_tandem
 work=$(mktemp -d /tmp/tandem-coswitch-adapt-XXXXXX)
-pids=()
 cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  stop_bg
   wait 2>/dev/null || true
   "$T" lab down "$work/lab.toml" --state "$work/state" >/dev/null 2>&1 || true
   rm -rf "$work"
 }
 trap cleanup EXIT
-bg() { ip netns exec "ca-h$1" "${@:2}" >/dev/null 2>&1 & pids+=($!); }
 
 echo "== simulated: tandem reproduce coswitch-adapt" >&2
 "$T" reproduce coswitch-adapt --out "$work/sim" -q >/dev/null
@@ -40,35 +38,11 @@ cp "$work/sim/adapt.csv" "$out/adapt-sim.csv"
 echo "== live: the CoSwitch lab, mice double at 20 s" >&2
 sed -e 's/prefix = "cs"/prefix = "ca"/' labs/coswitch.toml > "$work/lab.toml"
 "$T" lab up "$work/lab.toml" --state "$work/state" >/dev/null 2>&1
-bg 3 iperf3 -s -1 -p 5201
-bg 4 python3 -c '
-import asyncio
-async def handle(r, w):
-    try:
-        w.write(await r.readexactly(200)); await w.drain()
-    except Exception:
-        pass
-    w.close()
-async def main():
-    async with await asyncio.start_server(handle, "10.78.0.4", 9000, backlog=1024) as s:
-        await s.serve_forever()
-asyncio.run(main())'
+bg_in ca 3 iperf3 -s -1 -p 5201
+bg_in ca 4 python3 -c "$ECHO_SERVER" 10.78.0.4 9000 200
 sleep 1
-bg 1 iperf3 -c 10.78.0.3 -p 5201 -t 40 -b 200M
-ip netns exec ca-h2 python3 -c '
-import asyncio, time
-async def one(i):
-    r, w = await asyncio.open_connection("10.78.0.4", 9000)
-    w.write(bytes([i % 256]) * 200); await w.drain()
-    await r.readexactly(200); w.close()
-async def main():
-    t0, i, tasks = time.time(), 0, []
-    while time.time() - t0 < 40:
-        rate = 50 if time.time() - t0 < 20 else 100
-        tasks.append(asyncio.create_task(one(i))); i += 1
-        await asyncio.sleep(1 / rate)
-    await asyncio.gather(*tasks, return_exceptions=True)
-asyncio.run(main())' >/dev/null 2>&1
+bg_in ca 1 iperf3 -c 10.78.0.3 -p 5201 -t 40 -b 200M
+ip netns exec ca-h2 python3 -c "$SHORT_CONNECTIONS" 10.78.0.4 9000 200 40 50 20 100 >/dev/null 2>&1
 sleep 2
 status=$("$T" lab status "$work/lab.toml" --state "$work/state" --json | head -1)
 replay=$("$T" lab replay "$work/lab.toml" --state "$work/state")

@@ -16,23 +16,17 @@
 #   bench/coswitch-live-compare.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[ "$(id -u)" = 0 ] || { echo "needs root (network namespaces)" >&2; exit 2; }
-cargo build --release -q -p tandem-cli
-T=$PWD/target/release/tandem
+. bench/lib/live.sh
+need_root
+build_tandem
 work=$(mktemp -d /tmp/tandem-coswitch-compare-XXXXXX)
-pids=()
 cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  stop_bg
   wait 2>/dev/null || true
   "$T" lab down "$work/lab.toml" --state "$work/state" >/dev/null 2>&1 || true
   rm -rf "$work"
 }
 trap cleanup EXIT
-ns() { ip netns exec "cb-h$1" "${@:2}"; }
-# A server in host $1, stopped by PID later: `ip netns exec` runs it in its own process (so $! is
-# the server itself), with no output that would hold this script's pipes open.
-server() { ip netns exec "cb-h$1" "${@:2}" >/dev/null 2>&1 & pids+=($!); }
-
 run() { # name extra-[coswitch]-lines
   # A pinned threshold replaces the lab's first one (the [coswitch] table ends the file).
   if [ -n "$2" ]; then
@@ -42,34 +36,11 @@ run() { # name extra-[coswitch]-lines
   fi
   printf '%b' "$2" >> "$work/lab.toml"
   "$T" lab up "$work/lab.toml" --state "$work/state" >/dev/null 2>&1
-  server 3 iperf3 -s -1 -p 5201
-  server 4 python3 -c '
-import asyncio
-async def handle(r, w):
-    try:
-        w.write(await r.readexactly(200)); await w.drain()
-    except Exception:
-        pass
-    w.close()
-async def main():
-    async with await asyncio.start_server(handle, "10.78.0.4", 9000, backlog=1024) as s:
-        await s.serve_forever()
-asyncio.run(main())'
+  bg_in cb 3 iperf3 -s -1 -p 5201
+  bg_in cb 4 python3 -c "$ECHO_SERVER" 10.78.0.4 9000 200
   sleep 1
-  ns 1 iperf3 -c 10.78.0.3 -p 5201 -t 10 -b 200M >/dev/null 2>&1 & local e=$!
-  ns 2 python3 -c '
-import asyncio, time
-async def one(i):
-    r, w = await asyncio.open_connection("10.78.0.4", 9000)
-    w.write(bytes([i % 256]) * 200); await w.drain()
-    await r.readexactly(200); w.close()
-async def main():
-    t0, i, tasks = time.time(), 0, []
-    while time.time() - t0 < 10:
-        tasks.append(asyncio.create_task(one(i))); i += 1
-        await asyncio.sleep(max(0, t0 + i / 100 - time.time()))
-    await asyncio.gather(*tasks, return_exceptions=True)
-asyncio.run(main())' >/dev/null 2>&1 & local m=$!
+  ip netns exec cb-h1 iperf3 -c 10.78.0.3 -p 5201 -t 10 -b 200M >/dev/null 2>&1 & local e=$!
+  ip netns exec cb-h2 python3 -c "$SHORT_CONNECTIONS" 10.78.0.4 9000 200 10 100 >/dev/null 2>&1 & local m=$!
   : > "$work/samples"
   for _ in $(seq 1 11); do
     sleep 1
@@ -77,8 +48,7 @@ asyncio.run(main())' >/dev/null 2>&1 & local m=$!
     { date +%s.%N; cat "$work/status"; } >> "$work/samples"
   done
   wait "$e" "$m" || true
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  pids=()
+  stop_bg
   "$T" lab down "$work/lab.toml" --state "$work/state" >/dev/null 2>&1
   python3 - "$1" "$work/samples" <<'PY'
 import json, sys

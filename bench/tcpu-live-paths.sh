@@ -13,9 +13,9 @@
 #   bench/tcpu-live-paths.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[ "$(id -u)" = 0 ] || { echo "needs root (network namespaces)" >&2; exit 2; }
-cargo build --release -q -p tandem-cli
-T=$PWD/target/release/tandem
+. bench/lib/live.sh
+need_root
+build_tandem
 work=$(mktemp -d /tmp/tandem-tcpu-paths-XXXXXX)
 labs=()
 cleanup() {

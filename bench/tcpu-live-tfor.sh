@@ -16,13 +16,12 @@
 #   bench/tcpu-live-tfor.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[ "$(id -u)" = 0 ] || { echo "needs root (network namespaces)" >&2; exit 2; }
-cargo build --release -q -p tandem-cli
-T=$PWD/target/release/tandem
+. bench/lib/live.sh
+need_root
+build_tandem
 work=$(mktemp -d /tmp/tandem-tcpu-tfor-XXXXXX)
-pids=()
 cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  stop_bg
   wait 2>/dev/null || true
   "$T" lab down "$work/lab.toml" --state "$work/state" >/dev/null 2>&1 || true
   rm -rf "$work"
@@ -31,27 +30,13 @@ trap cleanup EXIT
 sed -e 's/prefix = "tt"/prefix = "tf"/' -e 's/hosts = 3/hosts = 4/' -e 's/^ports = 3/ports = 4/' labs/tcpu.toml > "$work/lab.toml"
 "$T" lab up "$work/lab.toml" --state "$work/state" >/dev/null
 ns() { ip netns exec "tf-h$1" "${@:2}"; }
-# A background process in host $1, stopped by PID at the end: `ip netns exec` runs it in its own
-# process (so $! is the process itself), with no output that would hold a pipe open.
-bg() { ip netns exec "tf-h$1" "${@:2}" >/dev/null 2>&1 & pids+=($!); }
 
 for h in 1 2 3 4; do
-  bg "$h" dumpcap -q -i eth0 -s 128 -f "src host 10.77.0.$h" -w "$work/h$h.pcapng"
+  bg_in tf "$h" dumpcap -q -i eth0 -s 128 -f "src host 10.77.0.$h" -w "$work/h$h.pcapng"
 done
-bg 3 iperf3 -s -1 -p 5201
-bg 3 iperf3 -s -1 -p 5202
-bg 3 python3 -c '
-import asyncio, sys
-async def handle(r, w):
-    try:
-        w.write(await r.readexactly(2000)); await w.drain()
-    except Exception:
-        pass
-    w.close()
-async def main():
-    async with await asyncio.start_server(handle, "10.77.0.3", 9000, backlog=1024) as s:
-        await s.serve_forever()
-asyncio.run(main())'
+bg_in tf 3 iperf3 -s -1 -p 5201
+bg_in tf 3 iperf3 -s -1 -p 5202
+bg_in tf 3 python3 -c "$ECHO_SERVER" 10.77.0.3 9000 2000
 sleep 1
 ns 1 iperf3 -c 10.77.0.3 -p 5201 -t 10 >/dev/null & e1=$!
 ns 2 iperf3 -c 10.77.0.3 -p 5202 -t 10 >/dev/null & e2=$!
@@ -78,7 +63,7 @@ wait "$e1" "$e2" "$shrew"
 sleep 1
 status=$("$T" lab status "$work/lab.toml" --state "$work/state" --json | head -1)
 replay=$("$T" lab replay "$work/lab.toml" --state "$work/state")
-for i in 0 1 2 3; do kill -INT "${pids[$i]}" 2>/dev/null || true; done
+for i in 0 1 2 3; do kill -INT "${BG_PIDS[$i]}" 2>/dev/null || true; done
 sleep 1
 mergecap -w "$work/all.pcapng" "$work"/h?.pcapng
 "$T" analyze offload "$work/all.pcapng" --k 16 --interval 1s --out "$work/offload" -q >/dev/null

@@ -207,16 +207,8 @@ fn coswitch_live_offloads_only_marked_flows_and_moves_its_threshold() {
 
     // Sim and live agree: the controller's log of every step of its cores, replayed through
     // fresh cores (the code the simulator runs), gives the same answers.
-    let replay = common::tandem(&["lab", "replay", lab.file(), "--state", lab.state()]);
-    assert!(replay.status.success(), "lab replay: {}", text(&replay.stderr));
-    let replayed = text(&replay.stdout);
-    let steps: u64 = replayed
-        .strip_prefix("replayed ")
-        .and_then(|r| r.split(' ').next())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("{replayed}"));
-    assert!(steps >= 500, "{replayed}");
-    eprintln!("{replayed}");
+    let steps = lab.replayed_steps();
+    assert!(steps >= 500, "{steps} steps");
 
     drop(seen);
     let st = lab.state.clone();

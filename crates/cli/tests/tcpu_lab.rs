@@ -272,16 +272,8 @@ fn tcpu_live_offloads_elephants_carries_mice_on_the_cpu_and_shapes_an_attack() {
 
     // Sim and live agree: the controller's log of every input its core got, replayed through a
     // fresh core (the code the simulator runs), gives the same actions, step for step.
-    let replay = tandem(&["lab", "replay", lab.file(), "--state", lab.state()]);
-    assert!(replay.status.success(), "lab replay: {}", text(&replay.stderr));
-    let replayed = text(&replay.stdout);
-    let steps: u64 = replayed
-        .strip_prefix("replayed ")
-        .and_then(|r| r.split(' ').next())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("{replayed}"));
-    assert!(steps >= 1000, "{replayed}");
-    eprintln!("{replayed}");
+    let steps = lab.replayed_steps();
+    assert!(steps >= 1000, "{steps} steps");
 
     // Down removes everything.
     drop(seen);

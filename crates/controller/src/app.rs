@@ -37,14 +37,7 @@ pub struct Reply {
 impl Reply {
     /// A flow_mod for `dpid`.
     pub fn flow_mod(dpid: u64, version: Version, xid: u32, fm: FlowMod) -> Reply {
-        Reply {
-            dpid,
-            message: Message {
-                version,
-                xid,
-                body: Body::FlowMod(fm),
-            },
-        }
+        Reply::message(dpid, version, xid, Body::FlowMod(fm))
     }
 
     /// Any message for `dpid`.
@@ -57,14 +50,7 @@ impl Reply {
 
     /// A packet_out for `dpid`.
     pub fn packet_out(dpid: u64, version: Version, xid: u32, po: PacketOut) -> Reply {
-        Reply {
-            dpid,
-            message: Message {
-                version,
-                xid,
-                body: Body::PacketOut(po),
-            },
-        }
+        Reply::message(dpid, version, xid, Body::PacketOut(po))
     }
 }
 

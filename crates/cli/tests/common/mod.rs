@@ -110,6 +110,19 @@ impl AppLab {
         text(&o.stdout)
     }
 
+    /// `tandem lab replay`: succeeds, and returns how many steps of the controller's log were
+    /// replayed with every answer the same.
+    pub fn replayed_steps(&self) -> u64 {
+        let o = tandem(&["lab", "replay", self.file(), "--state", self.state()]);
+        assert!(o.status.success(), "lab replay: {}", text(&o.stderr));
+        let out = text(&o.stdout);
+        eprintln!("{out}");
+        out.strip_prefix("replayed ")
+            .and_then(|r| r.split(' ').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("{out}"))
+    }
+
     /// `ovs-ofctl dump-flows` of bridge `br` of the lab whose state folder is `state`.
     pub fn dump(state: &Path, br: &str) -> String {
         let o = Command::new("ovs-ofctl")

@@ -141,3 +141,25 @@ pub(crate) fn attach_state(state: &Path) -> Result<PathBuf, String> {
     }
     std::path::absolute(state).map_err(|e| format!("{}: {e}", state.display()))
 }
+
+/// An app's `--app-config` text with its log going to `log_file`: `section`'s `log` (the steps
+/// held between writes) set to 100,000 unless the lab gave one, and its `log_file` set.
+pub(crate) fn config_with_log(app_text: &str, section: &str, log_file: &Path) -> Result<String, String> {
+    let mut t: toml::Table = toml::from_str(app_text).map_err(|e| e.to_string())?;
+    let table = t
+        .entry(section)
+        .or_insert_with(|| toml::Value::Table(toml::Table::new()))
+        .as_table_mut()
+        .ok_or_else(|| format!("{section}: expected a table"))?;
+    if table.get("log").and_then(toml::Value::as_integer).unwrap_or(0) == 0 {
+        table.insert("log".into(), toml::Value::Integer(100_000));
+    }
+    table.insert("log_file".into(), toml::Value::String(log_file.display().to_string()));
+    toml::to_string(&t).map_err(|e| e.to_string())
+}
+
+/// Reads the log at `path` and replays it with `replay`; errors name the file.
+pub(crate) fn replay_file(path: &Path, replay: impl FnOnce(&str) -> Result<usize, String>) -> Result<usize, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    replay(&text).map_err(|e| format!("{}: {e}", path.display()))
+}

@@ -23,7 +23,8 @@
 //! (with their veths and bridges) and the state folder if `up` made it; nothing else.
 
 use super::app_lab::{
-    attach_state, bring_up, controller_rows, start_controller, stop_controller, wait_for, wait_reachable,
+    attach_state, bring_up, config_with_log, controller_rows, replay_file, start_controller, stop_controller, wait_for,
+    wait_reachable,
 };
 use super::ovs::PrivateOvs;
 use super::{add_namespace, in_ns, is_lab_state, kill_processes_under, remove_named, veth};
@@ -227,28 +228,15 @@ impl CoSwitchLab {
     /// [`CoSwitchLab::log_file`] (100,000 steps held between writes unless the lab says
     /// otherwise).
     fn app_config_text(&self) -> Result<String, String> {
-        let mut t: toml::Table = toml::from_str(&self.spec.app_text).map_err(|e| e.to_string())?;
-        let c = t
-            .entry("coswitch")
-            .or_insert_with(|| toml::Value::Table(toml::Table::new()))
-            .as_table_mut()
-            .ok_or("coswitch: expected a table")?;
-        if c.get("log").and_then(toml::Value::as_integer).unwrap_or(0) == 0 {
-            c.insert("log".into(), toml::Value::Integer(100_000));
-        }
-        c.insert(
-            "log_file".into(),
-            toml::Value::String(self.log_file().display().to_string()),
-        );
-        toml::to_string(&t).map_err(|e| e.to_string())
+        config_with_log(&self.spec.app_text, "coswitch", &self.log_file())
     }
 
     /// Replays the controller's log through fresh cores with the lab's parameters: the steps
     /// replayed, or the first that differs.
     pub fn replay(&self) -> Result<usize, String> {
-        let path = self.log_file();
-        let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-        tandem_coswitch::openflow::replay_lines(&self.spec.app, &text).map_err(|e| format!("{}: {e}", path.display()))
+        replay_file(&self.log_file(), |text| {
+            tandem_coswitch::openflow::replay_lines(&self.spec.app, text)
+        })
     }
 
     fn ovs(&self) -> PrivateOvs {

@@ -24,7 +24,8 @@
 //! it; nothing else.
 
 use super::app_lab::{
-    attach_state, bring_up, controller_rows, start_controller, stop_controller, wait_for, wait_reachable,
+    attach_state, bring_up, config_with_log, controller_rows, replay_file, start_controller, stop_controller, wait_for,
+    wait_reachable,
 };
 use super::ovs::PrivateOvs;
 use super::{add_namespace, in_ns, is_lab_state, kill_processes_under, remove_named, veth};
@@ -302,28 +303,15 @@ impl TcpuLab {
     /// The controller's `--app-config`: the lab's `[tcpu]` and `[app]`, with the log going to
     /// [`TcpuLab::log_file`] (100,000 steps held between writes unless the lab says otherwise).
     fn app_config_text(&self) -> Result<String, String> {
-        let mut t: toml::Table = toml::from_str(&self.spec.app_text).map_err(|e| e.to_string())?;
-        let app = t
-            .entry("app")
-            .or_insert_with(|| toml::Value::Table(toml::Table::new()))
-            .as_table_mut()
-            .ok_or("app: expected a table")?;
-        if app.get("log").and_then(toml::Value::as_integer).unwrap_or(0) == 0 {
-            app.insert("log".into(), toml::Value::Integer(100_000));
-        }
-        app.insert(
-            "log_file".into(),
-            toml::Value::String(self.log_file().display().to_string()),
-        );
-        toml::to_string(&t).map_err(|e| e.to_string())
+        config_with_log(&self.spec.app_text, "app", &self.log_file())
     }
 
     /// Replays the controller's log through a fresh core with the lab's parameters: the steps
     /// replayed, or the first that differs.
     pub fn replay(&self) -> Result<usize, String> {
-        let path = self.log_file();
-        let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-        tandem_tcpu::openflow::replay_lines(&self.spec.app.tcpu, &text).map_err(|e| format!("{}: {e}", path.display()))
+        replay_file(&self.log_file(), |text| {
+            tandem_tcpu::openflow::replay_lines(&self.spec.app.tcpu, text)
+        })
     }
 
     /// `ovs-ofctl dump-flows` of the bridge.
