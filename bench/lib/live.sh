@@ -61,3 +61,48 @@ async def main():
         due += 1 / (rate if due < step_at else rate2)
     await asyncio.gather(*tasks, return_exceptions=True)
 asyncio.run(main())'
+
+# python3 -c "$FLOW_MIX" ADDR PORT SECONDS RATE [STEP_AT RATE2]: UDP flows, each from its own
+# source port, arriving as a Poisson process at RATE a second (RATE2 from STEP_AT seconds) for
+# SECONDS; each flow is a Pareto-distributed number of packets (shape 1.2, at least 4, at most
+# 1,000: heavy-tailed like data-center traffic, mean about 16) of 200 bytes, paced at 100
+# packets/s, so a flow lives for some of the app's counter reads and a threshold decides how
+# much of it the vswitch carries. Seeded: every run offers the same flows.
+FLOW_MIX='
+import heapq, random, socket, sys, time
+addr, port, seconds, rate = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
+step_at, rate2 = (float(sys.argv[5]), float(sys.argv[6])) if len(sys.argv) > 6 else (seconds, rate)
+rng, payload, gap = random.Random(1), bytes(200), 0.01
+# (due, sequence, socket or None for the next arrival, packets left)
+t0, seq, events = time.time(), 1, [(0.0, 0, None, 0)]
+while events:
+    due, _, s, left = heapq.heappop(events)
+    if due >= seconds:
+        if s is not None:
+            s.close()
+        continue
+    time.sleep(max(0.0, t0 + due - time.time()))
+    if s is None:
+        n = min(1000, int(4 / (1 - rng.random()) ** (1 / 1.2)))
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        heapq.heappush(events, (due, seq, s, n))
+        heapq.heappush(events, (due + rng.expovariate(rate if due < step_at else rate2), seq + 1, None, 0))
+        seq += 2
+        continue
+    try:
+        s.sendto(payload, (addr, port))
+    except OSError:
+        pass
+    if left > 1:
+        heapq.heappush(events, (due + gap, seq, s, left - 1))
+        seq += 1
+    else:
+        s.close()'
+
+# python3 -c "$UDP_SINK" ADDR PORT: receives and drops datagrams (no ICMP unreachable back).
+UDP_SINK='
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind((sys.argv[1], int(sys.argv[2])))
+while True:
+    s.recv(2048)'

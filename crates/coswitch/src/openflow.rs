@@ -80,6 +80,10 @@ pub struct CoSwitchAppConfig {
     pub poll_interval: Time,
     /// Elephant entries the ToR holds at most. Default 200 (the CoSwitch paper's budget).
     pub tor_capacity: u32,
+    /// Idle timeout of the ToR's elephant entries (whole seconds). Default 3 s, the paper's
+    /// short switch timeout (its Fig. 5) and the simulated model's `rule_idle_timeout`; the
+    /// vswitches' entries keep the arbiter's `idle_timeout`.
+    pub tor_idle_timeout: Time,
     /// Rule setups per second that keep the ToR's control CPU at 100%. Default 1,000.
     pub tor_setups_per_sec: u64,
     /// Packets per second through a vswitch's mouse entries that make a server's CPU budget
@@ -108,6 +112,7 @@ impl Default for CoSwitchAppConfig {
             prediction,
             poll_interval: 100 * MS,
             tor_capacity: 200,
+            tor_idle_timeout: 3 * SEC,
             tor_setups_per_sec: 1_000,
             vswitch_pps_budget: 50_000,
             trajectory: 10_000,
@@ -170,6 +175,7 @@ impl CoSwitchAppConfig {
                 "dscp" => c.arbiter.mark = Mark::Dscp(int(0, 63)? as u8),
                 "poll_interval" => c.poll_interval = time()?,
                 "tor_capacity" => c.tor_capacity = int(1, i64::from(u32::MAX))? as u32,
+                "tor_idle_timeout" => c.tor_idle_timeout = time()?,
                 "tor_setups_per_sec" => c.tor_setups_per_sec = int(1, i64::MAX)? as u64,
                 "vswitch_pps_budget" => c.vswitch_pps_budget = int(1, i64::MAX)? as u64,
                 "trajectory" => c.trajectory = int(1, 10_000_000)? as usize,
@@ -199,8 +205,15 @@ impl CoSwitchAppConfig {
                 return Err(format!("coswitch.{k}: must be positive"));
             }
         }
-        if self.arbiter.idle_timeout < SEC || self.arbiter.idle_timeout > u64::from(u16::MAX) * SEC {
-            return Err("coswitch.idle_timeout: from 1s to 65535s (a switch's idle timeout is whole seconds)".into());
+        for (k, v) in [
+            ("idle_timeout", self.arbiter.idle_timeout),
+            ("tor_idle_timeout", self.tor_idle_timeout),
+        ] {
+            if !(SEC..=u64::from(u16::MAX) * SEC).contains(&v) {
+                return Err(format!(
+                    "coswitch.{k}: from 1s to 65535s (a switch's idle timeout is whole seconds)"
+                ));
+            }
         }
         if self.log_file.is_some() && self.log == 0 {
             return Err("coswitch.log: must be at least 1 with coswitch.log_file".into());
@@ -377,7 +390,7 @@ impl CoSwitchApp {
     }
 
     fn idle_s(&self) -> u16 {
-        u16::try_from(self.cfg.arbiter.idle_timeout / SEC).unwrap_or(u16::MAX)
+        whole_seconds(self.cfg.arbiter.idle_timeout)
     }
 
     fn dscp(&self) -> u8 {
@@ -431,7 +444,7 @@ impl CoSwitchApp {
         let add = flow_entry(
             COOKIE_TOR | u64::from(tid),
             FlowModCommand::Add,
-            idle,
+            whole_seconds(self.cfg.tor_idle_timeout),
             fields,
             vec![normal()],
         );
@@ -666,6 +679,11 @@ pub fn replay_lines(cfg: &CoSwitchAppConfig, text: &str) -> Result<usize, String
         n += 1;
     }
     Ok(n)
+}
+
+/// A switch's idle timeout: whole seconds, at most `u16::MAX` (the configuration checks the range).
+fn whole_seconds(t: Time) -> u16 {
+    u16::try_from(t / SEC).unwrap_or(u16::MAX)
 }
 
 /// A per-flow entry of the app: `command` at priority [`PRIO_FLOW`] with the app's idle timeout,

@@ -45,6 +45,8 @@ struct World {
     entries: FxHashMap<u64, Vec<Entry>>,
     packet_outs: usize,
     tor_capacity: usize,
+    /// Every entry added: (datapath, cookie, idle timeout in seconds).
+    idle_timeouts: Vec<(u64, u64, u16)>,
 }
 
 impl World {
@@ -78,6 +80,7 @@ impl World {
                                     continue;
                                 }
                                 table.retain(|e| e.1 != key);
+                                self.idle_timeouts.push((r.dpid, fm.cookie, fm.idle_timeout));
                                 table.push((fm.cookie, key, fm.instructions, 0));
                             }
                             FlowModCommand::ModifyStrict => {
@@ -206,6 +209,9 @@ fn elephants_are_marked_and_get_a_tor_entry_mice_do_not() {
     assert!(format!("{:?}", marked.2).contains("IpDscp(8)"), "{marked:?}");
     let tor = w.entries[&TOR].iter().find(|e| e.0 & COOKIE_TAG == COOKIE_TOR).unwrap();
     assert!(tor.1.contains("IpDscp(8)") && tor.1.contains("TcpSrc(5000)"), "{tor:?}");
+    // The ToR's entry idles out after tor_idle_timeout (3 s), the vswitch's after idle_timeout.
+    let idle = |cookie: u64| w.idle_timeouts.iter().find(|e| e.1 == cookie).map(|e| (e.0, e.2));
+    assert_eq!((idle(tor.0), idle(marked.0)), (Some((TOR, 3)), Some((1, 10))));
     // Unmarked packets went through the vswitches' entries: the mice's 50 and the elephant's
     // 1,000, all counted before the read that marked it.
     assert_eq!(c.software_packets, 1000 + 50, "{c:?}");
@@ -281,7 +287,7 @@ fn the_threshold_falls_when_servers_are_busy_and_rises_when_the_tor_fills() {
 #[test]
 fn configuration_files_read_units_and_name_bad_keys() {
     let c = CoSwitchAppConfig::parse(
-        "[coswitch]\ntor_dpid = 7\nthreshold = 30\nperiod = \"500ms\"\npoll_interval = \"50ms\"\ntor_capacity = 10\ndscp = 12\n",
+        "[coswitch]\ntor_dpid = 7\nthreshold = 30\nperiod = \"500ms\"\npoll_interval = \"50ms\"\ntor_capacity = 10\ndscp = 12\ntor_idle_timeout = \"2s\"\n",
     )
     .unwrap();
     assert_eq!(
@@ -290,9 +296,11 @@ fn configuration_files_read_units_and_name_bad_keys() {
             c.prediction.initial_threshold,
             c.prediction.period,
             c.poll_interval,
-            c.tor_capacity
+            c.tor_capacity,
+            c.tor_idle_timeout,
+            c.arbiter.idle_timeout
         ),
-        (7, 30, 500 * MS, 50 * MS, 10)
+        (7, 30, 500 * MS, 50 * MS, 10, 2 * SEC, 10 * SEC)
     );
     assert_eq!(c.arbiter.mark, Mark::Dscp(12));
     for (text, key) in [
@@ -303,6 +311,7 @@ fn configuration_files_read_units_and_name_bad_keys() {
         ("[coswitch]\nmin_threshold = 50\n", "initial_threshold"),
         ("[other]\n", "other"),
         ("[coswitch]\nidle_timeout = \"10ms\"\n", "idle_timeout"),
+        ("[coswitch]\ntor_idle_timeout = \"100000s\"\n", "tor_idle_timeout"),
     ] {
         let e = CoSwitchAppConfig::parse(text).unwrap_err();
         assert!(e.contains(key), "{text:?}: {e}");
