@@ -17,6 +17,8 @@
 # Needs root, Open vSwitch, iperf3, python3, ethtool, iproute2.
 #
 #   bench/coswitch-live-adapt.sh [OUT (default bench/out/coswitch-adapt)]
+#
+# TOR_IDLE=10s (say) runs the lab with that ToR idle timeout instead of the lab file's 3 s.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib/live.sh
@@ -39,7 +41,8 @@ cp "$work/sim/adapt.csv" "$out/adapt-sim.csv"
 
 step=30 end=60
 echo "== live: the CoSwitch lab, mice double at ${step} s" >&2
-sed -e 's/prefix = "cs"/prefix = "ca"/' labs/coswitch.toml > "$work/lab.toml"
+sed -e 's/prefix = "cs"/prefix = "ca"/' -e "s/^tor_idle_timeout = .*/tor_idle_timeout = \"${TOR_IDLE:-3s}\"/" \
+  labs/coswitch.toml > "$work/lab.toml"
 "$T" lab up "$work/lab.toml" --state "$work/state" >/dev/null 2>&1
 bg_in ca 3 iperf3 -s -1 -p 5201
 bg_in ca 4 python3 -c "$UDP_SINK" 10.78.0.4 9000
