@@ -7,11 +7,16 @@
 //! packet_in header, then the frame), so the frames are 44 and 64 bytes. A batch holds 1024
 //! events from 4 datapaths with 64 stations each, sorted by size as the pool hands it out; the
 //! switch is warmed first, so the timed batches are the steady state (all stations known).
+//!
+//! Groups without a suffix build the replies as messages (`Vec<Reply>`, not encoded); groups
+//! ending in `-encoded` write them into [`EncodedReplies`], encoded in place per datapath, and
+//! take each batch's bytes as the live server does: the whole cost of answering a batch.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use std::hint::black_box;
 use tandem_controller::{
-    Backend, CpuBackend, CpuParallelBackend, Event, L2Config, L2Switch, PackedBackend, PacketInEvent, ScalarBackend,
+    Backend, CpuBackend, CpuParallelBackend, EncodedReplies, Event, L2Config, L2Switch, PackedBackend, PacketInEvent,
+    Reply, ReplySink, ScalarBackend,
 };
 use tandem_wire::openflow::Version;
 
@@ -43,7 +48,27 @@ fn batch_of(n: usize, frame_len: impl Fn(usize) -> usize) -> Vec<Event> {
     v
 }
 
-fn run<B: Backend<L2Switch>>(c: &mut Criterion, group: &str, mut make: impl FnMut() -> B) {
+/// A sink emptied between batches, saying how many replies it held.
+trait Taken: ReplySink {
+    fn take_all(&mut self) -> usize;
+}
+
+impl Taken for Vec<Reply> {
+    fn take_all(&mut self) -> usize {
+        let n = self.len();
+        self.clear();
+        n
+    }
+}
+
+impl Taken for EncodedReplies {
+    /// The bytes go, as the server hands them to the connections.
+    fn take_all(&mut self) -> usize {
+        self.drain().map(|p| black_box(p.bytes).len()).sum()
+    }
+}
+
+fn run<O: Taken, B: Backend<L2Switch, O>>(c: &mut Criterion, group: &str, mut make: impl FnMut() -> B) {
     let mut g = c.benchmark_group(group);
     g.throughput(Throughput::Elements(BATCH as u64));
     let sizes: [(&str, Vec<Event>); 3] = [
@@ -54,13 +79,13 @@ fn run<B: Backend<L2Switch>>(c: &mut Criterion, group: &str, mut make: impl FnMu
     for (name, events) in &sizes {
         let mut sw = L2Switch::new(L2Config::default());
         let mut backend = make();
-        let mut out = Vec::with_capacity(2 * BATCH);
+        let mut out = O::default();
         backend.process(0, events, &mut sw, &mut out);
+        out.take_all();
         g.bench_with_input(BenchmarkId::from_parameter(name), events, |b, events| {
             b.iter(|| {
-                out.clear();
                 backend.process(0, black_box(events), &mut sw, &mut out);
-                black_box(out.len())
+                black_box(out.take_all())
             })
         });
     }
@@ -73,30 +98,46 @@ fn threads(c: &mut Criterion) {
     let events = batch_of(LARGE, |_| 44);
     let mut g = c.benchmark_group(format!("large-batch-62B-{cores}-cores"));
     g.throughput(Throughput::Elements(LARGE as u64));
-    let mut one = |name: &str, mut backend: Box<dyn Backend<L2Switch>>| {
+    fn one<O: Taken>(
+        g: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+        events: &[Event],
+        name: &str,
+        mut backend: Box<dyn Backend<L2Switch, O>>,
+    ) {
         let mut sw = L2Switch::new(L2Config::default());
-        let mut out = Vec::with_capacity(2 * LARGE);
-        backend.process(0, &events, &mut sw, &mut out);
+        let mut out = O::default();
+        backend.process(0, events, &mut sw, &mut out);
+        out.take_all();
         g.bench_function(name, |b| {
             b.iter(|| {
-                out.clear();
-                backend.process(0, black_box(&events), &mut sw, &mut out);
-                black_box(out.len())
+                backend.process(0, black_box(events), &mut sw, &mut out);
+                black_box(out.take_all())
             })
         });
-    };
-    one("cpu", Box::new(CpuBackend::new()));
-    one(
+    }
+    one::<Vec<Reply>>(&mut g, &events, "cpu", Box::new(CpuBackend::new()));
+    one::<Vec<Reply>>(
+        &mut g,
+        &events,
         "cpu-parallel",
+        Box::new(CpuParallelBackend::new(cores).with_min_per_thread(1)),
+    );
+    one::<EncodedReplies>(&mut g, &events, "cpu-encoded", Box::new(CpuBackend::new()));
+    one::<EncodedReplies>(
+        &mut g,
+        &events,
+        "cpu-parallel-encoded",
         Box::new(CpuParallelBackend::new(cores).with_min_per_thread(1)),
     );
     g.finish();
 }
 
 fn backends(c: &mut Criterion) {
-    run(c, "scalar", || ScalarBackend);
-    run(c, "cpu", CpuBackend::new);
-    run(c, "packed", PackedBackend::new);
+    run::<Vec<Reply>, _>(c, "scalar", || ScalarBackend);
+    run::<Vec<Reply>, _>(c, "cpu", CpuBackend::new);
+    run::<Vec<Reply>, _>(c, "packed", PackedBackend::new);
+    run::<EncodedReplies, _>(c, "scalar-encoded", || ScalarBackend);
+    run::<EncodedReplies, _>(c, "cpu-encoded", CpuBackend::new);
     threads(c);
     #[cfg(feature = "cuda")]
     cuda(c);
@@ -109,7 +150,7 @@ fn cuda(c: &mut Criterion) {
     match CudaBackend::new(0) {
         Ok(first) => {
             let mut first = Some(first);
-            run(c, "cuda", || match first.take() {
+            run::<Vec<Reply>, _>(c, "cuda", || match first.take() {
                 Some(b) => b,
                 None => CudaBackend::new(0).unwrap_or_else(|e| panic!("GPU 0 opened once, then: {e}")),
             });

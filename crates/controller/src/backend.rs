@@ -11,27 +11,37 @@
 //! * [`CpuParallelBackend`]: the same phases with resolve and reply building spread over threads
 //!   in contiguous parts of the batch (each part counts into its own counters; parts are joined
 //!   in batch order), so the replies and counters are again exactly the scalar backend's.
+//!
+//! Every backend writes into a [`ReplySink`] `O`: `Vec<Reply>` collects messages (what the
+//! tests compare), [`crate::sink::EncodedReplies`] encodes them in place per datapath (what the
+//! live server sends). The learning switch's batched backends fill reused messages, so with an
+//! encoding sink they build and encode every reply without an allocation per event.
 
 use crate::app::{App, Reply};
 use crate::event::Event;
-use crate::l2::{L2Counters, L2Switch};
+use crate::l2::{L2Counters, L2Switch, Templates};
+use crate::sink::ReplySink;
 use rustc_hash::FxHashMap;
 use tandem_wire::MacAddr;
 
-/// Runs batches of events through an application `A`.
-pub trait Backend<A: ?Sized> {
+/// Runs batches of events through an application `A`, writing replies into a sink `O`.
+pub trait Backend<A: ?Sized, O: ReplySink = Vec<Reply>> {
     /// Processes `batch` (in its order) at `now_ps`, appending replies to `out`.
-    fn process(&mut self, now_ps: u64, batch: &[Event], app: &mut A, out: &mut Vec<Reply>);
+    fn process(&mut self, now_ps: u64, batch: &[Event], app: &mut A, out: &mut O);
 }
 
 /// One event at a time through [`App::on_packet_in`].
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ScalarBackend;
 
-impl<A: App + ?Sized> Backend<A> for ScalarBackend {
-    fn process(&mut self, now_ps: u64, batch: &[Event], app: &mut A, out: &mut Vec<Reply>) {
+impl<A: App + ?Sized, O: ReplySink> Backend<A, O> for ScalarBackend {
+    fn process(&mut self, now_ps: u64, batch: &[Event], app: &mut A, out: &mut O) {
+        let mut replies = Vec::new();
         for ev in batch {
-            app.on_packet_in(now_ps, ev.dpid, &ev.packet_in, out);
+            app.on_packet_in(now_ps, ev.dpid, &ev.packet_in, &mut replies);
+            for r in replies.drain(..) {
+                out.push(r);
+            }
         }
     }
 }
@@ -96,7 +106,12 @@ impl LearnLog {
 
 /// The reply phase shared by the batched backends: the replies for `batch` in batch order, given
 /// each event's resolved destination port (`resolved[i]` for `batch[i]`).
-pub(crate) fn respond_in_order(batch: &[Event], resolved: &[Option<u32>], app: &mut L2Switch, out: &mut Vec<Reply>) {
+pub(crate) fn respond_in_order<O: ReplySink>(
+    batch: &[Event],
+    resolved: &[Option<u32>],
+    app: &mut L2Switch,
+    out: &mut O,
+) {
     for (ev, dst) in batch.iter().zip(resolved) {
         app.respond(ev.dpid, &ev.packet_in, *dst, out);
     }
@@ -117,8 +132,8 @@ impl CpuBackend {
     }
 }
 
-impl Backend<L2Switch> for CpuBackend {
-    fn process(&mut self, _now_ps: u64, batch: &[Event], app: &mut L2Switch, out: &mut Vec<Reply>) {
+impl<O: ReplySink> Backend<L2Switch, O> for CpuBackend {
+    fn process(&mut self, _now_ps: u64, batch: &[Event], app: &mut L2Switch, out: &mut O) {
         // Phase 1: learn every source in order, logging each change.
         self.log.learn(batch, app);
         // Phase 2: resolve every destination independently.
@@ -138,15 +153,15 @@ impl Backend<L2Switch> for CpuBackend {
 
 /// Resolves and answers `part` (events `offset..` of the batch whose sources `log` learnt),
 /// reading the tables of `app` and counting into `counters`.
-fn resolve_and_respond(
+fn resolve_and_respond<O: ReplySink>(
     part: &[Event],
     offset: usize,
     log: &LearnLog,
     app: &L2Switch,
-    counters: &mut L2Counters,
-    out: &mut Vec<Reply>,
+    (counters, templates): (&mut L2Counters, &mut Templates),
+    out: &mut O,
 ) {
-    let mut r = app.responder(counters);
+    let mut r = app.responder(counters, templates);
     for (k, ev) in part.iter().enumerate() {
         let dst = ev.packet_in.eth_dst;
         let learnt = match log.get(ev.dpid, dst) {
@@ -163,29 +178,41 @@ fn resolve_and_respond(
 /// only into parts of at least [`CpuParallelBackend::min_per_thread`] events, since starting a
 /// thread costs tens of microseconds.
 #[derive(Debug, Clone)]
-pub struct CpuParallelBackend {
+pub struct CpuParallelBackend<O = Vec<Reply>> {
     threads: usize,
     min_per_thread: usize,
     log: LearnLog,
-    parts: Vec<(Vec<Reply>, L2Counters)>,
+    /// The first part's reused messages.
+    templates: Templates,
+    /// Every later part's replies, counters and reused messages, kept between batches.
+    parts: Vec<Part<O>>,
 }
 
-impl CpuParallelBackend {
+/// One later part's output and scratch space.
+#[derive(Debug, Clone, Default)]
+struct Part<O> {
+    replies: O,
+    counters: L2Counters,
+    templates: Templates,
+}
+
+impl<O> CpuParallelBackend<O> {
     /// Parts of fewer events than this stay on one thread by default.
     pub const DEFAULT_MIN_PER_THREAD: usize = 8192;
 
     /// A backend using up to `threads` threads (at least 1).
-    pub fn new(threads: usize) -> CpuParallelBackend {
+    pub fn new(threads: usize) -> CpuParallelBackend<O> {
         CpuParallelBackend {
             threads: threads.max(1),
             min_per_thread: Self::DEFAULT_MIN_PER_THREAD,
             log: LearnLog::default(),
+            templates: Templates::default(),
             parts: Vec::new(),
         }
     }
 
     /// Splits batches into parts of at least `n` events (1: always use every thread).
-    pub fn with_min_per_thread(mut self, n: usize) -> CpuParallelBackend {
+    pub fn with_min_per_thread(mut self, n: usize) -> CpuParallelBackend<O> {
         self.min_per_thread = n.max(1);
         self
     }
@@ -201,8 +228,8 @@ impl CpuParallelBackend {
     }
 }
 
-impl Backend<L2Switch> for CpuParallelBackend {
-    fn process(&mut self, _now_ps: u64, batch: &[Event], app: &mut L2Switch, out: &mut Vec<Reply>) {
+impl<O: ReplySink> Backend<L2Switch, O> for CpuParallelBackend<O> {
+    fn process(&mut self, _now_ps: u64, batch: &[Event], app: &mut L2Switch, out: &mut O) {
         self.log.learn(batch, app);
         let n = self.threads.min(batch.len() / self.min_per_thread).max(1);
         let size = batch.len().div_ceil(n).max(1);
@@ -211,20 +238,23 @@ impl Backend<L2Switch> for CpuParallelBackend {
         self.parts.resize_with(parts - 1, Default::default);
         let (log, shared) = (&self.log, &*app);
         let mut first = L2Counters::default();
+        let first_templates = &mut self.templates;
         std::thread::scope(|scope| {
             let mut chunks = batch.chunks(size);
             let head = chunks.next().unwrap_or(&[]);
-            for (k, (part, (replies, counters))) in chunks.zip(self.parts.iter_mut()).enumerate() {
-                replies.clear();
-                *counters = L2Counters::default();
-                scope.spawn(move || resolve_and_respond(part, (k + 1) * size, log, shared, counters, replies));
+            for (k, (part, p)) in chunks.zip(self.parts.iter_mut()).enumerate() {
+                p.counters = L2Counters::default();
+                scope.spawn(move || {
+                    let scratch = (&mut p.counters, &mut p.templates);
+                    resolve_and_respond(part, (k + 1) * size, log, shared, scratch, &mut p.replies)
+                });
             }
-            resolve_and_respond(head, 0, log, shared, &mut first, out);
+            resolve_and_respond(head, 0, log, shared, (&mut first, first_templates), out);
         });
         app.add_counters(&first);
-        for (replies, counters) in &mut self.parts {
-            out.append(replies);
-            app.add_counters(counters);
+        for p in &mut self.parts {
+            out.append(&mut p.replies);
+            app.add_counters(&p.counters);
         }
     }
 }
@@ -271,7 +301,7 @@ mod tests {
         for threads in [1, 2, 3, 8] {
             let (mut a, mut b) = (L2Switch::new(L2Config::default()), L2Switch::new(L2Config::default()));
             let (mut ra, mut rb) = (Vec::new(), Vec::new());
-            let mut par = CpuParallelBackend::new(threads).with_min_per_thread(1);
+            let mut par = CpuParallelBackend::<Vec<Reply>>::new(threads).with_min_per_thread(1);
             for round in 0..2 {
                 ScalarBackend.process(0, &batch[round * 400..], &mut a, &mut ra);
                 par.process(0, &batch[round * 400..], &mut b, &mut rb);
@@ -280,7 +310,7 @@ mod tests {
             assert_eq!(a.counters(), b.counters(), "{threads} threads");
         }
         // A small batch stays on one thread by default.
-        let mut par = CpuParallelBackend::new(4);
+        let mut par = CpuParallelBackend::<Vec<Reply>>::new(4);
         let mut sw = L2Switch::new(L2Config::default());
         par.process(0, &batch, &mut sw, &mut Vec::new());
         assert!(par.parts.is_empty());

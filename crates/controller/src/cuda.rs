@@ -11,11 +11,11 @@
 //! Unsafe code is confined to this module: probing for the libraries (loading a shared library
 //! runs its initialisers) and launching the kernel (its argument list must match the kernel's).
 
-use crate::app::Reply;
 use crate::backend::Backend;
 use crate::event::Event;
 use crate::gpu_batch::{reference_resolve, PackedBackend, PackedBatch, BLOCK_THREADS, KERNEL_NAME, KERNEL_SRC};
 use crate::l2::L2Switch;
+use crate::sink::ReplySink;
 use core::fmt;
 use cudarc::driver::{CudaContext, CudaFunction, CudaStream, DriverError, LaunchConfig, PushKernelArg};
 use cudarc::nvrtc::{CompileError, CompileOptions, Ptx};
@@ -249,8 +249,8 @@ impl CudaBackend {
     }
 }
 
-impl Backend<L2Switch> for CudaBackend {
-    fn process(&mut self, _now_ps: u64, batch: &[Event], app: &mut L2Switch, out: &mut Vec<Reply>) {
+impl<O: ReplySink> Backend<L2Switch, O> for CudaBackend {
+    fn process(&mut self, _now_ps: u64, batch: &[Event], app: &mut L2Switch, out: &mut O) {
         let (device, fallbacks, last_error) = (&self.device, &mut self.fallbacks, &mut self.last_error);
         self.host.process_with(batch, app, out, |packed, words| {
             if let Err(e) = device.resolve(packed, words) {

@@ -26,10 +26,10 @@
 //! The result is one port word per event: [`LEARNT`]` | port` for a learnt unicast destination,
 //! `0` for one to flood (unknown or a group address); [`decode`] reads it.
 
-use crate::app::Reply;
 use crate::backend::{respond_in_order, Backend, LearnLog};
 use crate::event::Event;
 use crate::l2::L2Switch;
+use crate::sink::ReplySink;
 use rustc_hash::FxHashMap;
 use tandem_wire::MacAddr;
 
@@ -337,7 +337,7 @@ impl PackedBackend {
         &mut self,
         batch: &[Event],
         app: &mut L2Switch,
-        out: &mut Vec<Reply>,
+        out: &mut impl ReplySink,
         mut resolve: impl FnMut(&PackedBatch, &mut Vec<u64>),
     ) {
         for chunk in batch.chunks(MAX_EVENTS) {
@@ -353,8 +353,8 @@ impl PackedBackend {
     }
 }
 
-impl Backend<L2Switch> for PackedBackend {
-    fn process(&mut self, _now_ps: u64, batch: &[Event], app: &mut L2Switch, out: &mut Vec<Reply>) {
+impl<O: ReplySink> Backend<L2Switch, O> for PackedBackend {
+    fn process(&mut self, _now_ps: u64, batch: &[Event], app: &mut L2Switch, out: &mut O) {
         self.process_with(batch, app, out, reference_resolve);
     }
 }

@@ -21,10 +21,12 @@
 
 use crate::app::{App, Reply};
 use crate::event::{PacketInEvent, NO_BUFFER};
+use crate::sink::ReplySink;
 use rustc_hash::FxHashMap;
 use tandem_wire::openflow::matches::wildcards;
 use tandem_wire::openflow::{
-    Action, FlowMatch, FlowMod, FlowModCommand, Instruction, Match10, OxmField, OxmMatch, PacketOut, Version,
+    Action, Body, FlowMatch, FlowMod, FlowModCommand, Instruction, Match10, Message, OxmField, OxmMatch, PacketOut,
+    Version,
 };
 use tandem_wire::MacAddr;
 
@@ -135,6 +137,7 @@ pub struct L2Switch {
     cfg: L2Config,
     tables: FxHashMap<u64, FxHashMap<MacAddr, u32>>,
     counters: L2Counters,
+    templates: Templates,
 }
 
 impl L2Switch {
@@ -205,20 +208,23 @@ impl L2Switch {
 
     /// Sends what the packet_in calls for, given the port its destination resolved to (`None`:
     /// unknown or a group address).
-    pub(crate) fn respond(&mut self, dpid: u64, ev: &PacketInEvent, dst_port: Option<u32>, out: &mut Vec<Reply>) {
+    pub(crate) fn respond<O: ReplySink>(&mut self, dpid: u64, ev: &PacketInEvent, dst_port: Option<u32>, out: &mut O) {
         Responder {
             cfg: &self.cfg,
             counters: &mut self.counters,
+            t: &mut self.templates,
         }
         .respond(dpid, ev, dst_port, out);
     }
 
-    /// The reply side alone, counting into `counters` instead of the switch's own (for a
-    /// backend that builds replies on several threads and adds the counters up afterwards).
-    pub(crate) fn responder<'a>(&'a self, counters: &'a mut L2Counters) -> Responder<'a> {
+    /// The reply side alone, counting into `counters` and filling `templates` instead of the
+    /// switch's own (for a backend that builds replies on several threads and adds the
+    /// counters up afterwards).
+    pub(crate) fn responder<'a>(&'a self, counters: &'a mut L2Counters, templates: &'a mut Templates) -> Responder<'a> {
         Responder {
             cfg: &self.cfg,
             counters,
+            t: templates,
         }
     }
 
@@ -237,17 +243,27 @@ impl L2Switch {
     }
 }
 
+/// The reply messages a [`Responder`] reuses: each event's fields are written into them and the
+/// message is handed to the sink by reference, so building a reply allocates nothing once their
+/// vectors have grown (a [`crate::sink::EncodedReplies`] sink then encodes it in place).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Templates {
+    flow_mod: FlowMod,
+    packet_out: PacketOut,
+}
+
 /// Builds the replies for resolved packet_ins from the switch's settings, counting what it sent;
 /// it reads no table, so several can run at once on parts of a batch.
 #[derive(Debug)]
 pub(crate) struct Responder<'a> {
     cfg: &'a L2Config,
     counters: &'a mut L2Counters,
+    t: &'a mut Templates,
 }
 
 impl Responder<'_> {
     /// As [`L2Switch::respond`].
-    pub(crate) fn respond(&mut self, dpid: u64, ev: &PacketInEvent, dst_port: Option<u32>, out: &mut Vec<Reply>) {
+    pub(crate) fn respond<O: ReplySink>(&mut self, dpid: u64, ev: &PacketInEvent, dst_port: Option<u32>, out: &mut O) {
         match dst_port {
             Some(port) if port == ev.in_port => self.counters.hairpin_drops += 1,
             Some(port) => self.forward(dpid, ev, port, out),
@@ -255,58 +271,71 @@ impl Responder<'_> {
         }
     }
 
-    fn forward(&mut self, dpid: u64, ev: &PacketInEvent, port: u32, out: &mut Vec<Reply>) {
-        let output = vec![Action::Output { port, max_len: 0 }];
-        // The packet_out that carries an unbuffered frame needs the same actions; a buffered
-        // frame's flow_mod takes them without a copy.
-        let (actions, for_packet_out) = if ev.is_buffered() {
-            (output, None)
-        } else {
-            (output.clone(), Some(output))
-        };
-        let common = FlowMod {
-            command: FlowModCommand::Add,
-            idle_timeout: self.cfg.idle_timeout_s,
-            hard_timeout: self.cfg.hard_timeout_s,
-            priority: self.cfg.priority,
-            buffer_id: ev.buffer_id,
-            ..FlowMod::default()
-        };
-        let fm = if ev.version == Version::V1_0 {
+    fn forward<O: ReplySink>(&mut self, dpid: u64, ev: &PacketInEvent, port: u32, out: &mut O) {
+        let fm = &mut self.t.flow_mod;
+        if ev.version == Version::V1_0 {
             let (Ok(in_port), Ok(_)) = (u16::try_from(ev.in_port), u16::try_from(port)) else {
                 self.counters.invalid_ports += 1;
                 return;
             };
-            FlowMod {
-                matches: FlowMatch::V10(Match10 {
-                    wildcards: wildcards::ALL & !(wildcards::IN_PORT | wildcards::DL_DST),
-                    in_port,
-                    dl_dst: ev.eth_dst,
-                    ..Match10::default()
-                }),
-                out_port: u32::from(OFPP10_NONE),
-                actions,
-                ..common
-            }
+            let m = Match10 {
+                wildcards: wildcards::ALL & !(wildcards::IN_PORT | wildcards::DL_DST),
+                in_port,
+                dl_dst: ev.eth_dst,
+                ..Match10::default()
+            };
+            fm.matches = FlowMatch::V10(m);
+            fm.out_port = u32::from(OFPP10_NONE);
+            fm.out_group = 0;
+            fm.instructions.clear();
+            set_output(&mut fm.actions, port);
         } else {
-            FlowMod {
-                matches: FlowMatch::Oxm(OxmMatch {
-                    fields: vec![OxmField::InPort(ev.in_port), OxmField::EthDst(ev.eth_dst, None)],
-                }),
-                out_port: OFPP13_ANY,
-                out_group: OFPP13_ANY,
-                instructions: vec![Instruction::ApplyActions(actions)],
-                ..common
+            let fields = [OxmField::InPort(ev.in_port), OxmField::EthDst(ev.eth_dst, None)];
+            match &mut fm.matches {
+                FlowMatch::Oxm(m) => {
+                    m.fields.clear();
+                    m.fields.extend(fields);
+                }
+                other => {
+                    *other = FlowMatch::Oxm(OxmMatch {
+                        fields: fields.to_vec(),
+                    })
+                }
             }
+            fm.out_port = OFPP13_ANY;
+            fm.out_group = OFPP13_ANY;
+            fm.actions.clear();
+            match fm.instructions.as_mut_slice() {
+                [Instruction::ApplyActions(actions)] => set_output(actions, port),
+                _ => {
+                    fm.instructions.clear();
+                    fm.instructions.push(Instruction::ApplyActions(vec![output(port)]));
+                }
+            }
+        }
+        fm.command = FlowModCommand::Add;
+        fm.idle_timeout = self.cfg.idle_timeout_s;
+        fm.hard_timeout = self.cfg.hard_timeout_s;
+        fm.priority = self.cfg.priority;
+        fm.buffer_id = ev.buffer_id;
+        let message = Message {
+            version: ev.version,
+            xid: ev.xid,
+            body: Body::FlowMod(std::mem::take(fm)),
         };
-        out.push(Reply::flow_mod(dpid, ev.version, ev.xid, fm));
+        out.push_ref(dpid, &message);
+        if let Body::FlowMod(fm) = message.body {
+            self.t.flow_mod = fm;
+        }
         self.counters.flow_mods += 1;
-        if let Some(actions) = for_packet_out {
-            self.packet_out(dpid, ev, actions, out);
+        // A buffered frame is released by the flow_mod; an unbuffered one goes out in a
+        // packet_out to the same port.
+        if !ev.is_buffered() {
+            self.packet_out(dpid, ev, port, out);
         }
     }
 
-    fn flood(&mut self, dpid: u64, ev: &PacketInEvent, out: &mut Vec<Reply>) {
+    fn flood<O: ReplySink>(&mut self, dpid: u64, ev: &PacketInEvent, out: &mut O) {
         if ev.version == Version::V1_0 && u16::try_from(ev.in_port).is_err() {
             self.counters.invalid_ports += 1;
             return;
@@ -317,24 +346,53 @@ impl Responder<'_> {
             OFPP13_FLOOD
         };
         self.counters.floods += 1;
-        self.packet_out(dpid, ev, vec![Action::Output { port, max_len: 0 }], out);
+        self.packet_out(dpid, ev, port, out);
     }
 
-    fn packet_out(&mut self, dpid: u64, ev: &PacketInEvent, actions: Vec<Action>, out: &mut Vec<Reply>) {
-        let po = PacketOut {
-            buffer_id: ev.buffer_id,
-            in_port: ev.in_port,
-            actions,
-            data: if ev.is_buffered() { Vec::new() } else { ev.data.clone() },
-        };
+    fn packet_out<O: ReplySink>(&mut self, dpid: u64, ev: &PacketInEvent, port: u32, out: &mut O) {
+        let po = &mut self.t.packet_out;
+        po.buffer_id = ev.buffer_id;
+        po.in_port = ev.in_port;
+        set_output(&mut po.actions, port);
+        po.data.clear();
+        if !ev.is_buffered() {
+            po.data.extend_from_slice(&ev.data);
+        }
         // A buffered frame is referred to by its buffer id; an unbuffered one travels in the
         // message, which must fit OpenFlow's 16-bit length (8-byte header + body).
         if 8 + po.buffer_len(ev.version) > usize::from(u16::MAX) {
             self.counters.oversize_packet_outs += 1;
             return;
         }
-        out.push(Reply::packet_out(dpid, ev.version, ev.xid, po));
+        let message = Message {
+            version: ev.version,
+            xid: ev.xid,
+            body: Body::PacketOut(std::mem::take(po)),
+        };
+        out.push_ref(dpid, &message);
+        if let Body::PacketOut(po) = message.body {
+            self.t.packet_out = po;
+        }
         self.counters.packet_outs += 1;
+    }
+}
+
+/// An output action to `port`, to the whole frame.
+fn output(port: u32) -> Action {
+    Action::Output { port, max_len: 0 }
+}
+
+/// Makes `actions` the one output action to `port`, reusing its storage.
+fn set_output(actions: &mut Vec<Action>, port: u32) {
+    match actions.as_mut_slice() {
+        [Action::Output { port: p, max_len }] => {
+            *p = port;
+            *max_len = 0;
+        }
+        _ => {
+            actions.clear();
+            actions.push(output(port));
+        }
     }
 }
 

@@ -12,6 +12,8 @@
 //! * [`app`]: the [`App`] trait applications implement and the [`Reply`] they produce;
 //! * [`l2`]: the L2 learning switch ([`L2Switch`]) for OpenFlow 1.0 and 1.3;
 //! * [`pool`]: the batching [`Pool`];
+//! * [`sink`]: where a backend's replies go ([`ReplySink`]): collected, or encoded in place per
+//!   datapath ([`EncodedReplies`]);
 //! * [`session`]: one OpenFlow connection ([`Session`]), controller or switch side: framing,
 //!   hello and version negotiation, features, echo keepalive, errors for bad messages;
 //! * [`backend`]: [`Backend`]s that run a batch through an app: [`ScalarBackend`] (one event at a
@@ -35,6 +37,7 @@ pub mod gpu_batch;
 pub mod l2;
 pub mod pool;
 pub mod session;
+pub mod sink;
 
 pub use app::{App, Reply};
 pub use backend::{Backend, CpuBackend, CpuParallelBackend, ScalarBackend};
@@ -45,3 +48,4 @@ pub use gpu_batch::PackedBackend;
 pub use l2::{L2Config, L2Counters, L2Switch};
 pub use pool::{Pool, PoolConfig, PoolConfigError, GROUP_SIZE};
 pub use session::{Closed, Role, Session, SessionConfig, SessionCounters, SessionEvent, Transmit};
+pub use sink::{DatapathBytes, EncodedReplies, ReplySink};

@@ -4,7 +4,7 @@
 use std::fmt;
 use std::str::FromStr;
 use tandem_controller::{
-    App, Backend, CpuBackend, CpuParallelBackend, Event, L2Config, L2Switch, Reply, ScalarBackend,
+    App, Backend, CpuBackend, CpuParallelBackend, EncodedReplies, Event, L2Config, L2Switch, Reply, ScalarBackend,
 };
 use tandem_coswitch::openflow::{CoSwitchApp, CoSwitchAppConfig};
 use tandem_tcpu::openflow::{TcpuApp, TcpuAppConfig};
@@ -16,8 +16,8 @@ pub trait Engine: Send {
     fn connected(&mut self, now_ps: u64, dpid: u64, version: Version, out: &mut Vec<Reply>);
     /// A switch went away.
     fn disconnected(&mut self, now_ps: u64, dpid: u64, out: &mut Vec<Reply>);
-    /// Runs a batch (sorted by size) through the backend.
-    fn process(&mut self, now_ps: u64, batch: &[Event], out: &mut Vec<Reply>);
+    /// Runs a batch (sorted by size) through the backend, its replies encoded in place.
+    fn process(&mut self, now_ps: u64, batch: &[Event], out: &mut EncodedReplies);
     /// Another message of a connected switch (flow_removed, stats replies, errors, ...).
     fn message(&mut self, now_ps: u64, dpid: u64, msg: &Message, out: &mut Vec<Reply>);
     /// When the app's next timer is due.
@@ -64,7 +64,7 @@ struct AppEngine<A, B, H: Hooks<A> = NoHooks> {
     hooks: H,
 }
 
-impl<A: App + Send, B: Backend<A> + Send, H: Hooks<A>> Engine for AppEngine<A, B, H> {
+impl<A: App + Send, B: Backend<A, EncodedReplies> + Send, H: Hooks<A>> Engine for AppEngine<A, B, H> {
     fn connected(&mut self, now_ps: u64, dpid: u64, version: Version, out: &mut Vec<Reply>) {
         self.app.on_switch_connected(now_ps, dpid, version, out);
         self.hooks.connected(&self.app, now_ps, dpid);
@@ -74,7 +74,7 @@ impl<A: App + Send, B: Backend<A> + Send, H: Hooks<A>> Engine for AppEngine<A, B
         self.hooks.housekeeping(&mut self.app);
         self.app.on_switch_disconnected(now_ps, dpid, out);
     }
-    fn process(&mut self, now_ps: u64, batch: &[Event], out: &mut Vec<Reply>) {
+    fn process(&mut self, now_ps: u64, batch: &[Event], out: &mut EncodedReplies) {
         self.backend.process(now_ps, batch, &mut self.app, out);
     }
     fn message(&mut self, now_ps: u64, dpid: u64, msg: &Message, out: &mut Vec<Reply>) {

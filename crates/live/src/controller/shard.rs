@@ -5,10 +5,9 @@ use super::engine::Engine;
 use super::stats::Stats;
 use super::Shared;
 use bytes::Bytes;
-use rustc_hash::FxHashMap;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, MutexGuard};
-use tandem_controller::{Event, Pool, PoolConfig, PoolConfigError, Reply};
+use tandem_controller::{EncodedReplies, Event, Pool, PoolConfig, PoolConfigError, Reply, ReplySink};
 use tandem_wire::openflow::{Message, Version};
 use tokio::sync::Notify;
 
@@ -141,10 +140,10 @@ pub(crate) async fn run(shared: Arc<Shared>, index: usize, mut engine: Box<dyn E
             Stats::inc(&s.batches);
             Stats::add(&s.batch_events, batch.len() as u64);
             s.batch_max.fetch_max(batch.len() as u64, Ordering::Relaxed);
-            engine.process(now, &batch, &mut replies);
+            engine.process(now, &batch, &mut out.encoded);
             batch.clear();
         }
-        if !replies.is_empty() {
+        if !replies.is_empty() || !out.encoded.is_empty() {
             out.send(&shared, &mut replies);
         }
         if got {
@@ -182,46 +181,33 @@ pub(crate) async fn run(shared: Arc<Shared>, index: usize, mut engine: Box<dyn E
     }
 }
 
-/// Encodes replies per datapath and queues each datapath's bytes as one chunk.
+/// The shard's replies, encoded in place per datapath (the backend writes a batch's replies
+/// straight into `encoded`); each datapath's bytes are queued as one chunk.
 #[derive(Default)]
 struct Outbox {
-    by_dpid: FxHashMap<u64, (usize, Vec<u8>)>,
+    encoded: EncodedReplies,
 }
 
 impl Outbox {
+    /// Encodes `replies` (the app's other messages) after the batch's, and queues everything.
     fn send(&mut self, shared: &Shared, replies: &mut Vec<Reply>) {
         let s = &shared.stats;
         for r in replies.drain(..) {
-            let (n, buf) = self.by_dpid.entry(r.dpid).or_default();
-            let at = buf.len();
-            buf.resize(at + r.message.buffer_len(), 0);
-            match r.message.emit(&mut buf[at..]) {
-                Ok(()) => *n += 1,
-                Err(e) => {
-                    buf.truncate(at);
-                    tracing::error!("reply to {:016x} does not encode: {e}", r.dpid);
-                    Stats::inc(&s.replies_dropped);
-                }
-            }
+            self.encoded.push(r);
+        }
+        let failed = self.encoded.take_failed();
+        if failed > 0 {
+            tracing::error!("{failed} replies do not encode (longer than OpenFlow's 65,535 bytes)");
+            Stats::add(&s.replies_dropped, failed);
         }
         let registry = shared.registry.lock();
-        for (dpid, (n, buf)) in self.by_dpid.iter_mut() {
-            if *n == 0 {
-                continue;
-            }
-            let sent = match registry.get(dpid) {
+        for part in self.encoded.drain() {
+            let sent = match registry.get(&part.dpid) {
                 // The encoded bytes are handed over, not copied.
-                Some(h) => h.tx.try_send(Bytes::from(std::mem::take(buf))),
+                Some(h) => h.tx.try_send(Bytes::from(part.bytes)),
                 None => false,
             };
-            Stats::add(if sent { &s.replies } else { &s.replies_dropped }, *n as u64);
-            *n = 0;
-            buf.clear();
-        }
-        drop(registry);
-        // Forget datapaths that went quiet so the map stays bounded.
-        if self.by_dpid.len() > 4096 {
-            self.by_dpid.clear();
+            Stats::add(if sent { &s.replies } else { &s.replies_dropped }, part.messages as u64);
         }
     }
 }
