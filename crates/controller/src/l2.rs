@@ -248,7 +248,10 @@ impl L2Switch {
 /// vectors have grown (a [`crate::sink::EncodedReplies`] sink then encodes it in place).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Templates {
-    flow_mod: FlowMod,
+    /// OpenFlow 1.0's flow_mod (a 1.0 match and actions) and 1.3's (OXM fields and
+    /// instructions), kept apart so that neither gives up its vectors to the other.
+    flow_mod_10: FlowMod,
+    flow_mod_13: FlowMod,
     packet_out: PacketOut,
 }
 
@@ -272,8 +275,13 @@ impl Responder<'_> {
     }
 
     fn forward<O: ReplySink>(&mut self, dpid: u64, ev: &PacketInEvent, port: u32, out: &mut O) {
-        let fm = &mut self.t.flow_mod;
-        if ev.version == Version::V1_0 {
+        let v10 = ev.version == Version::V1_0;
+        let fm = if v10 {
+            &mut self.t.flow_mod_10
+        } else {
+            &mut self.t.flow_mod_13
+        };
+        if v10 {
             let (Ok(in_port), Ok(_)) = (u16::try_from(ev.in_port), u16::try_from(port)) else {
                 self.counters.invalid_ports += 1;
                 return;
@@ -325,7 +333,11 @@ impl Responder<'_> {
         };
         out.push_ref(dpid, &message);
         if let Body::FlowMod(fm) = message.body {
-            self.t.flow_mod = fm;
+            *(if v10 {
+                &mut self.t.flow_mod_10
+            } else {
+                &mut self.t.flow_mod_13
+            }) = fm;
         }
         self.counters.flow_mods += 1;
         // A buffered frame is released by the flow_mod; an unbuffered one goes out in a
