@@ -4,6 +4,7 @@
 //! to any connected switch.
 
 use crate::event::PacketInEvent;
+use crate::sink::EncodedReplies;
 use std::net::Ipv4Addr;
 use tandem_wire::ipv4::IpProtocol;
 use tandem_wire::openflow::{Body, FlowMod, Message, OxmField, PacketOut, Version};
@@ -63,6 +64,16 @@ pub trait App {
     fn on_switch_disconnected(&mut self, now_ps: u64, dpid: u64, out: &mut Vec<Reply>);
     /// A packet_in arrived from `dpid`.
     fn on_packet_in(&mut self, now_ps: u64, dpid: u64, ev: &PacketInEvent, out: &mut Vec<Reply>);
+    /// As [`App::on_packet_in`], the replies encoded in place into `out` (what the server's
+    /// scalar backend calls). The default collects [`App::on_packet_in`]'s replies and encodes
+    /// them; an app that builds replies into reused messages overrides it to skip the copy.
+    fn on_packet_in_encoded(&mut self, now_ps: u64, dpid: u64, ev: &PacketInEvent, out: &mut EncodedReplies) {
+        let mut replies = Vec::new();
+        self.on_packet_in(now_ps, dpid, ev, &mut replies);
+        for r in replies {
+            out.encode(r.dpid, &r.message);
+        }
+    }
     /// Another message arrived from the connected switch `dpid`: flow_removed, port_status,
     /// multipart (stats) replies, barrier replies, errors, get-config replies. The default
     /// ignores it.

@@ -36,12 +36,8 @@ pub struct ScalarBackend;
 
 impl<A: App + ?Sized, O: ReplySink> Backend<A, O> for ScalarBackend {
     fn process(&mut self, now_ps: u64, batch: &[Event], app: &mut A, out: &mut O) {
-        let mut replies = Vec::new();
         for ev in batch {
-            app.on_packet_in(now_ps, ev.dpid, &ev.packet_in, &mut replies);
-            for r in replies.drain(..) {
-                out.push(r);
-            }
+            out.answer(app, now_ps, ev.dpid, &ev.packet_in);
         }
     }
 }

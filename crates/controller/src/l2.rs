@@ -21,7 +21,7 @@
 
 use crate::app::{App, Reply};
 use crate::event::{PacketInEvent, NO_BUFFER};
-use crate::sink::ReplySink;
+use crate::sink::{EncodedReplies, ReplySink};
 use rustc_hash::FxHashMap;
 use tandem_wire::openflow::matches::wildcards;
 use tandem_wire::openflow::{
@@ -246,13 +246,51 @@ impl L2Switch {
 /// The reply messages a [`Responder`] reuses: each event's fields are written into them and the
 /// message is handed to the sink by reference, so building a reply allocates nothing once their
 /// vectors have grown (a [`crate::sink::EncodedReplies`] sink then encodes it in place).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub(crate) struct Templates {
     /// OpenFlow 1.0's flow_mod (a 1.0 match and actions) and 1.3's (OXM fields and
-    /// instructions), kept apart so that neither gives up its vectors to the other.
-    flow_mod_10: FlowMod,
-    flow_mod_13: FlowMod,
-    packet_out: PacketOut,
+    /// instructions), kept apart so that neither gives up its vectors to the other. Kept as
+    /// whole messages and filled in place: nothing is moved per event.
+    flow_mod_10: Message,
+    flow_mod_13: Message,
+    packet_out: Message,
+}
+
+impl Default for Templates {
+    fn default() -> Templates {
+        let message = |body| Message {
+            version: Version::V1_0,
+            xid: 0,
+            body,
+        };
+        Templates {
+            flow_mod_10: message(Body::FlowMod(FlowMod::default())),
+            flow_mod_13: message(Body::FlowMod(FlowMod::default())),
+            packet_out: message(Body::PacketOut(PacketOut::default())),
+        }
+    }
+}
+
+/// The flow_mod body of a template (made one if it is not).
+fn flow_mod_of(m: &mut Message) -> &mut FlowMod {
+    if !matches!(m.body, Body::FlowMod(_)) {
+        m.body = Body::FlowMod(FlowMod::default());
+    }
+    match &mut m.body {
+        Body::FlowMod(fm) => fm,
+        _ => unreachable!("made a flow_mod above"),
+    }
+}
+
+/// The packet_out body of a template (made one if it is not).
+fn packet_out_of(m: &mut Message) -> &mut PacketOut {
+    if !matches!(m.body, Body::PacketOut(_)) {
+        m.body = Body::PacketOut(PacketOut::default());
+    }
+    match &mut m.body {
+        Body::PacketOut(po) => po,
+        _ => unreachable!("made a packet_out above"),
+    }
 }
 
 /// Builds the replies for resolved packet_ins from the switch's settings, counting what it sent;
@@ -276,11 +314,14 @@ impl Responder<'_> {
 
     fn forward<O: ReplySink>(&mut self, dpid: u64, ev: &PacketInEvent, port: u32, out: &mut O) {
         let v10 = ev.version == Version::V1_0;
-        let fm = if v10 {
+        let message = if v10 {
             &mut self.t.flow_mod_10
         } else {
             &mut self.t.flow_mod_13
         };
+        message.version = ev.version;
+        message.xid = ev.xid;
+        let fm = flow_mod_of(message);
         if v10 {
             let (Ok(in_port), Ok(_)) = (u16::try_from(ev.in_port), u16::try_from(port)) else {
                 self.counters.invalid_ports += 1;
@@ -326,19 +367,7 @@ impl Responder<'_> {
         fm.hard_timeout = self.cfg.hard_timeout_s;
         fm.priority = self.cfg.priority;
         fm.buffer_id = ev.buffer_id;
-        let message = Message {
-            version: ev.version,
-            xid: ev.xid,
-            body: Body::FlowMod(std::mem::take(fm)),
-        };
-        out.push_ref(dpid, &message);
-        if let Body::FlowMod(fm) = message.body {
-            *(if v10 {
-                &mut self.t.flow_mod_10
-            } else {
-                &mut self.t.flow_mod_13
-            }) = fm;
-        }
+        out.push_ref(dpid, message);
         self.counters.flow_mods += 1;
         // A buffered frame is released by the flow_mod; an unbuffered one goes out in a
         // packet_out to the same port.
@@ -362,7 +391,10 @@ impl Responder<'_> {
     }
 
     fn packet_out<O: ReplySink>(&mut self, dpid: u64, ev: &PacketInEvent, port: u32, out: &mut O) {
-        let po = &mut self.t.packet_out;
+        let message = &mut self.t.packet_out;
+        message.version = ev.version;
+        message.xid = ev.xid;
+        let po = packet_out_of(message);
         po.buffer_id = ev.buffer_id;
         po.in_port = ev.in_port;
         set_output(&mut po.actions, port);
@@ -376,15 +408,7 @@ impl Responder<'_> {
             self.counters.oversize_packet_outs += 1;
             return;
         }
-        let message = Message {
-            version: ev.version,
-            xid: ev.xid,
-            body: Body::PacketOut(std::mem::take(po)),
-        };
-        out.push_ref(dpid, &message);
-        if let Body::PacketOut(po) = message.body {
-            self.t.packet_out = po;
-        }
+        out.push_ref(dpid, message);
         self.counters.packet_outs += 1;
     }
 }
@@ -422,6 +446,12 @@ impl App for L2Switch {
     }
 
     fn on_packet_in(&mut self, _now_ps: u64, dpid: u64, ev: &PacketInEvent, out: &mut Vec<Reply>) {
+        self.learn(dpid, ev.eth_src, ev.in_port);
+        let dst = L2Switch::resolve(ev.eth_dst, self.lookup(dpid, ev.eth_dst));
+        self.respond(dpid, ev, dst, out);
+    }
+
+    fn on_packet_in_encoded(&mut self, _now_ps: u64, dpid: u64, ev: &PacketInEvent, out: &mut EncodedReplies) {
         self.learn(dpid, ev.eth_src, ev.in_port);
         let dst = L2Switch::resolve(ev.eth_dst, self.lookup(dpid, ev.eth_dst));
         self.respond(dpid, ev, dst, out);

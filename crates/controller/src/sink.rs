@@ -4,7 +4,8 @@
 //! switch fills into a reused message is encoded straight into the output, with no allocation
 //! per event.
 
-use crate::app::Reply;
+use crate::app::{App, Reply};
+use crate::event::PacketInEvent;
 use rustc_hash::FxHashMap;
 use tandem_wire::openflow::Message;
 
@@ -17,12 +18,16 @@ pub trait ReplySink: Default + Send {
     /// Moves `other`'s replies after this one's (for each datapath, in order), leaving
     /// `other` empty.
     fn append(&mut self, other: &mut Self);
+    /// Has `app` answer a packet_in into this sink, through the app's entry point for it.
+    fn answer<A: App + ?Sized>(&mut self, app: &mut A, now_ps: u64, dpid: u64, ev: &PacketInEvent);
 }
 
 impl ReplySink for Vec<Reply> {
+    #[inline]
     fn push(&mut self, reply: Reply) {
         Vec::push(self, reply);
     }
+    #[inline]
     fn push_ref(&mut self, dpid: u64, message: &Message) {
         Vec::push(
             self,
@@ -34,6 +39,10 @@ impl ReplySink for Vec<Reply> {
     }
     fn append(&mut self, other: &mut Self) {
         Vec::append(self, other);
+    }
+    #[inline]
+    fn answer<A: App + ?Sized>(&mut self, app: &mut A, now_ps: u64, dpid: u64, ev: &PacketInEvent) {
+        app.on_packet_in(now_ps, dpid, ev, self);
     }
 }
 
@@ -70,14 +79,20 @@ impl EncodedReplies {
         let i = match self.last {
             Some((d, i)) if d == dpid => i,
             _ => {
-                let next = self.parts.len();
-                let i = *self.index.entry(dpid).or_insert(next);
-                if i == next {
+                // A few datapaths: a scan beats hashing; many: the index.
+                let found = if self.parts.len() <= 8 {
+                    self.parts.iter().position(|p| p.dpid == dpid)
+                } else {
+                    self.index.get(&dpid).copied()
+                };
+                let i = found.unwrap_or_else(|| {
                     self.parts.push(DatapathBytes {
                         dpid,
                         ..DatapathBytes::default()
                     });
-                }
+                    self.index.insert(dpid, self.parts.len() - 1);
+                    self.parts.len() - 1
+                });
                 self.last = Some((dpid, i));
                 i
             }
@@ -87,6 +102,7 @@ impl EncodedReplies {
 
     /// Encodes `message` at the end of `dpid`'s bytes; false (and counted) when it does not
     /// encode.
+    #[inline]
     pub fn encode(&mut self, dpid: u64, message: &Message) -> bool {
         let part = self.part(dpid);
         let at = part.bytes.len();
@@ -138,9 +154,11 @@ impl EncodedReplies {
 }
 
 impl ReplySink for EncodedReplies {
+    #[inline]
     fn push(&mut self, reply: Reply) {
         self.encode(reply.dpid, &reply.message);
     }
+    #[inline]
     fn push_ref(&mut self, dpid: u64, message: &Message) {
         self.encode(dpid, message);
     }
@@ -155,6 +173,10 @@ impl ReplySink for EncodedReplies {
                 mine.bytes.extend_from_slice(&p.bytes);
             }
         }
+    }
+    #[inline]
+    fn answer<A: App + ?Sized>(&mut self, app: &mut A, now_ps: u64, dpid: u64, ev: &PacketInEvent) {
+        app.on_packet_in_encoded(now_ps, dpid, ev, self);
     }
 }
 

@@ -77,8 +77,9 @@ fn same_as_scalar<B: Backend<L2Switch>, E: Backend<L2Switch, EncodedReplies>>(
         ..L2Config::default()
     };
     let (mut a, mut b, mut c) = (L2Switch::new(cfg), L2Switch::new(cfg), L2Switch::new(cfg));
+    let mut d = L2Switch::new(cfg);
     let (mut ra, mut rb) = (Vec::new(), Vec::new());
-    let mut rc = EncodedReplies::new();
+    let (mut rc, mut rd) = (EncodedReplies::new(), EncodedReplies::new());
     let mut rest = events;
     let mut k = 0;
     while !rest.is_empty() {
@@ -91,13 +92,18 @@ fn same_as_scalar<B: Backend<L2Switch>, E: Backend<L2Switch, EncodedReplies>>(
         prop_assert_eq!(&ra, &rb);
         encoding.process(0, batch, &mut c, &mut rc);
         let encoded: Vec<(u64, usize, Vec<u8>)> = rc.drain().map(|p| (p.dpid, p.messages, p.bytes)).collect();
-        prop_assert_eq!(by_datapath(&ra), encoded);
+        prop_assert_eq!(&by_datapath(&ra), &encoded);
         prop_assert_eq!(rc.failed(), 0);
+        // The scalar backend into an encoding sink (the app's own encoded entry point).
+        ScalarBackend.process(0, batch, &mut d, &mut rd);
+        let scalar: Vec<(u64, usize, Vec<u8>)> = rd.drain().map(|p| (p.dpid, p.messages, p.bytes)).collect();
+        prop_assert_eq!(&scalar, &encoded);
         ra.clear();
         rb.clear();
     }
     prop_assert_eq!(a.counters(), b.counters());
     prop_assert_eq!(a.counters(), c.counters());
+    prop_assert_eq!(a.counters(), d.counters());
     for dpid in 0..3 {
         for m in 0..8 {
             prop_assert_eq!(a.lookup(dpid, mac(m)), b.lookup(dpid, mac(m)));

@@ -73,6 +73,7 @@ impl Action {
     }
 
     /// Bytes this action emits in `version`.
+    #[inline]
     pub fn buffer_len(&self, version: Version) -> usize {
         match self {
             Action::Output { .. } if version != Version::V1_0 => 16,
@@ -144,6 +145,7 @@ impl Action {
     }
 
     /// Writes the action into the start of `buf` (padding zeroed).
+    #[inline]
     pub fn emit(&self, version: Version, buf: &mut [u8]) -> Result<()> {
         let kind = self.kind(version)?;
         let len = self.buffer_len(version);
@@ -191,11 +193,13 @@ pub fn parse_actions(version: Version, mut b: &[u8]) -> Result<Vec<Action>> {
 }
 
 /// Bytes a list of actions emits.
+#[inline]
 pub fn actions_len(version: Version, actions: &[Action]) -> usize {
     actions.iter().map(|a| a.buffer_len(version)).sum()
 }
 
 /// Writes a list of actions into the start of `buf`.
+#[inline]
 pub fn emit_actions(version: Version, actions: &[Action], buf: &mut [u8]) -> Result<()> {
     let mut at = 0;
     for a in actions {
@@ -249,6 +253,7 @@ impl Instruction {
         }
     }
     /// Bytes this instruction emits.
+    #[inline]
     pub fn buffer_len(&self) -> usize {
         match self {
             Instruction::WriteMetadata { .. } => 24,
@@ -292,6 +297,7 @@ impl Instruction {
         Ok((i, len))
     }
     /// Writes the instruction into the start of `buf` (padding zeroed).
+    #[inline]
     pub fn emit(&self, buf: &mut [u8]) -> Result<()> {
         let len = self.buffer_len();
         if !len.is_multiple_of(8) {

@@ -42,6 +42,7 @@ impl FlowMatch {
         }
     }
     /// Bytes this match emits.
+    #[inline]
     pub fn buffer_len(&self) -> usize {
         match self {
             FlowMatch::V10(m) => m.buffer_len(),
@@ -49,6 +50,7 @@ impl FlowMatch {
         }
     }
     /// Writes the match for `version`; [`Error::Malformed`] when the kind does not fit the version.
+    #[inline]
     pub fn emit(&self, version: Version, buf: &mut [u8]) -> Result<()> {
         match (self, version == Version::V1_0) {
             (FlowMatch::V10(m), true) => m.emit(buf),
@@ -189,10 +191,12 @@ impl PacketOut {
         })
     }
     /// Body bytes for `version`.
+    #[inline]
     pub fn buffer_len(&self, version: Version) -> usize {
         Self::fixed(version) + actions_len(version, &self.actions) + self.data.len()
     }
     /// Writes the body for `version`.
+    #[inline]
     pub fn emit(&self, version: Version, buf: &mut [u8]) -> Result<()> {
         let len = self.buffer_len(version);
         let fixed = Self::fixed(version);
@@ -334,6 +338,7 @@ impl FlowMod {
         })
     }
     /// Body bytes for `version`.
+    #[inline]
     pub fn buffer_len(&self, version: Version) -> usize {
         if version == Version::V1_0 {
             64 + actions_len(version, &self.actions)
@@ -342,6 +347,7 @@ impl FlowMod {
         }
     }
     /// Writes the body for `version`.
+    #[inline]
     pub fn emit(&self, version: Version, buf: &mut [u8]) -> Result<()> {
         let len = self.buffer_len(version);
         need(buf, len)?;

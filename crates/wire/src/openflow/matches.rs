@@ -135,10 +135,12 @@ impl Match10 {
         })
     }
     /// Bytes this match emits (40).
+    #[inline]
     pub fn buffer_len(&self) -> usize {
         MATCH10_LEN
     }
     /// Writes the 40-byte match into the start of `buf` (padding zeroed).
+    #[inline]
     pub fn emit(&self, buf: &mut [u8]) -> Result<()> {
         need(buf, MATCH10_LEN)?;
         buf[..MATCH10_LEN].fill(0);
@@ -269,6 +271,7 @@ impl OxmField {
     }
 
     /// Bytes this field emits (4-byte header and payload).
+    #[inline]
     pub fn buffer_len(&self) -> usize {
         4 + self.payload_len()
     }
@@ -326,6 +329,7 @@ impl OxmField {
     }
 
     /// Writes the TLV into the start of `buf`.
+    #[inline]
     pub fn emit(&self, buf: &mut [u8]) -> Result<()> {
         let len = u8::try_from(self.payload_len()).map_err(|_| Error::Malformed("oxm payload too long"))?;
         need(buf, self.buffer_len())?;
@@ -401,10 +405,12 @@ impl OxmMatch {
         4 + self.fields.iter().map(OxmField::buffer_len).sum::<usize>()
     }
     /// Bytes this match emits, padding included.
+    #[inline]
     pub fn buffer_len(&self) -> usize {
         self.unpadded_len().div_ceil(8) * 8
     }
     /// Writes the match and its padding into the start of `buf`.
+    #[inline]
     pub fn emit(&self, buf: &mut [u8]) -> Result<()> {
         let len = u16::try_from(self.unpadded_len()).map_err(|_| Error::Malformed("ofp_match too long"))?;
         let total = self.buffer_len();

@@ -227,6 +227,7 @@ impl Message {
 
     /// The message type code for this body and version; [`Error::Unsupported`] for a
     /// version-specific body in a version this crate does not model.
+    #[inline]
     pub fn type_code(&self) -> Result<u8> {
         Ok(match &self.body {
             Body::Hello(_) => 0,
@@ -247,6 +248,7 @@ impl Message {
         type_name(self.version, self.type_code().ok()?)
     }
 
+    #[inline]
     fn body_len(&self) -> usize {
         match &self.body {
             Body::Hello(h) => h.buffer_len(),
@@ -267,12 +269,14 @@ impl Message {
     }
 
     /// Bytes this message emits, header included.
+    #[inline]
     pub fn buffer_len(&self) -> usize {
         HEADER_LEN + self.body_len()
     }
 
     /// Writes the message into the start of `buf`. [`Error::Malformed`] when it would be longer
     /// than the 16-bit length field allows.
+    #[inline]
     pub fn emit(&self, buf: &mut [u8]) -> Result<()> {
         let len = self.buffer_len();
         let len16 = u16::try_from(len).map_err(|_| Error::Malformed("openflow message longer than 65535"))?;
