@@ -313,61 +313,30 @@ impl Responder<'_> {
     }
 
     fn forward<O: ReplySink>(&mut self, dpid: u64, ev: &PacketInEvent, port: u32, out: &mut O) {
-        let v10 = ev.version == Version::V1_0;
-        let message = if v10 {
-            &mut self.t.flow_mod_10
-        } else {
-            &mut self.t.flow_mod_13
-        };
-        message.version = ev.version;
-        message.xid = ev.xid;
-        let fm = flow_mod_of(message);
-        if v10 {
-            let (Ok(in_port), Ok(_)) = (u16::try_from(ev.in_port), u16::try_from(port)) else {
-                self.counters.invalid_ports += 1;
-                return;
-            };
-            let m = Match10 {
-                wildcards: wildcards::ALL & !(wildcards::IN_PORT | wildcards::DL_DST),
-                in_port,
-                dl_dst: ev.eth_dst,
-                ..Match10::default()
-            };
-            fm.matches = FlowMatch::V10(m);
-            fm.out_port = u32::from(OFPP10_NONE);
-            fm.out_group = 0;
-            fm.instructions.clear();
-            set_output(&mut fm.actions, port);
-        } else {
-            let fields = [OxmField::InPort(ev.in_port), OxmField::EthDst(ev.eth_dst, None)];
-            match &mut fm.matches {
-                FlowMatch::Oxm(m) => {
-                    m.fields.clear();
-                    m.fields.extend(fields);
-                }
-                other => {
-                    *other = FlowMatch::Oxm(OxmMatch {
-                        fields: fields.to_vec(),
-                    })
-                }
-            }
-            fm.out_port = OFPP13_ANY;
-            fm.out_group = OFPP13_ANY;
-            fm.actions.clear();
-            match fm.instructions.as_mut_slice() {
-                [Instruction::ApplyActions(actions)] => set_output(actions, port),
-                _ => {
-                    fm.instructions.clear();
-                    fm.instructions.push(Instruction::ApplyActions(vec![output(port)]));
-                }
-            }
+        if ev.version == Version::V1_0 && (u16::try_from(ev.in_port).is_err() || u16::try_from(port).is_err()) {
+            self.counters.invalid_ports += 1;
+            return;
         }
-        fm.command = FlowModCommand::Add;
-        fm.idle_timeout = self.cfg.idle_timeout_s;
-        fm.hard_timeout = self.cfg.hard_timeout_s;
-        fm.priority = self.cfg.priority;
-        fm.buffer_id = ev.buffer_id;
-        out.push_ref(dpid, message);
+        if O::BY_REFERENCE {
+            let message = if ev.version == Version::V1_0 {
+                &mut self.t.flow_mod_10
+            } else {
+                &mut self.t.flow_mod_13
+            };
+            message.version = ev.version;
+            message.xid = ev.xid;
+            fill_flow_mod(flow_mod_of(message), self.cfg, ev, port);
+            out.push_ref(dpid, message);
+        } else {
+            // Room for the one action (1.0) or instruction (1.3), no more.
+            let mut fm = FlowMod {
+                actions: Vec::with_capacity(usize::from(ev.version == Version::V1_0)),
+                instructions: Vec::with_capacity(usize::from(ev.version != Version::V1_0)),
+                ..FlowMod::default()
+            };
+            fill_flow_mod(&mut fm, self.cfg, ev, port);
+            out.push(Reply::flow_mod(dpid, ev.version, ev.xid, fm));
+        }
         self.counters.flow_mods += 1;
         // A buffered frame is released by the flow_mod; an unbuffered one goes out in a
         // packet_out to the same port.
@@ -391,26 +360,93 @@ impl Responder<'_> {
     }
 
     fn packet_out<O: ReplySink>(&mut self, dpid: u64, ev: &PacketInEvent, port: u32, out: &mut O) {
-        let message = &mut self.t.packet_out;
-        message.version = ev.version;
-        message.xid = ev.xid;
-        let po = packet_out_of(message);
-        po.buffer_id = ev.buffer_id;
-        po.in_port = ev.in_port;
-        set_output(&mut po.actions, port);
-        po.data.clear();
-        if !ev.is_buffered() {
-            po.data.extend_from_slice(&ev.data);
-        }
         // A buffered frame is referred to by its buffer id; an unbuffered one travels in the
         // message, which must fit OpenFlow's 16-bit length (8-byte header + body).
-        if 8 + po.buffer_len(ev.version) > usize::from(u16::MAX) {
+        let data = if ev.is_buffered() { &[][..] } else { &ev.data[..] };
+        if 8 + PacketOut::default().buffer_len(ev.version) + data.len() + action_len(ev.version) > usize::from(u16::MAX)
+        {
             self.counters.oversize_packet_outs += 1;
             return;
         }
-        out.push_ref(dpid, message);
+        if O::BY_REFERENCE {
+            let message = &mut self.t.packet_out;
+            message.version = ev.version;
+            message.xid = ev.xid;
+            fill_packet_out(packet_out_of(message), ev, port, data);
+            out.push_ref(dpid, message);
+        } else {
+            let mut po = PacketOut {
+                actions: Vec::with_capacity(1),
+                ..PacketOut::default()
+            };
+            fill_packet_out(&mut po, ev, port, data);
+            out.push(Reply::packet_out(dpid, ev.version, ev.xid, po));
+        }
         self.counters.packet_outs += 1;
     }
+}
+
+/// Bytes of one output action in `version`.
+fn action_len(version: Version) -> usize {
+    output(0).buffer_len(version)
+}
+
+/// Fills `fm` (fresh or reused) with the flow_mod that forwards `ev`'s destination to `port`,
+/// reusing its vectors. 1.0 ports are checked to fit 16 bits before.
+#[inline]
+fn fill_flow_mod(fm: &mut FlowMod, cfg: &L2Config, ev: &PacketInEvent, port: u32) {
+    if ev.version == Version::V1_0 {
+        let m = Match10 {
+            wildcards: wildcards::ALL & !(wildcards::IN_PORT | wildcards::DL_DST),
+            in_port: u16::try_from(ev.in_port).unwrap_or(u16::MAX),
+            dl_dst: ev.eth_dst,
+            ..Match10::default()
+        };
+        fm.matches = FlowMatch::V10(m);
+        fm.out_port = u32::from(OFPP10_NONE);
+        fm.out_group = 0;
+        fm.instructions.clear();
+        set_output(&mut fm.actions, port);
+    } else {
+        let fields = [OxmField::InPort(ev.in_port), OxmField::EthDst(ev.eth_dst, None)];
+        match &mut fm.matches {
+            FlowMatch::Oxm(m) => {
+                m.fields.clear();
+                m.fields.extend(fields);
+            }
+            other => {
+                *other = FlowMatch::Oxm(OxmMatch {
+                    fields: fields.to_vec(),
+                })
+            }
+        }
+        fm.out_port = OFPP13_ANY;
+        fm.out_group = OFPP13_ANY;
+        fm.actions.clear();
+        match fm.instructions.as_mut_slice() {
+            [Instruction::ApplyActions(actions)] => set_output(actions, port),
+            _ => {
+                fm.instructions.clear();
+                fm.instructions.push(Instruction::ApplyActions(vec![output(port)]));
+            }
+        }
+    }
+    fm.command = FlowModCommand::Add;
+    fm.idle_timeout = cfg.idle_timeout_s;
+    fm.hard_timeout = cfg.hard_timeout_s;
+    fm.priority = cfg.priority;
+    fm.buffer_id = ev.buffer_id;
+}
+
+/// Fills `po` (fresh or reused) with the packet_out that sends `ev`'s frame (`data`: empty
+/// when the switch buffered it) to `port`.
+#[inline]
+fn fill_packet_out(po: &mut PacketOut, ev: &PacketInEvent, port: u32, data: &[u8]) {
+    po.buffer_id = ev.buffer_id;
+    po.in_port = ev.in_port;
+    set_output(&mut po.actions, port);
+    po.data.clear();
+    po.data.extend_from_slice(data);
 }
 
 /// An output action to `port`, to the whole frame.
@@ -419,6 +455,7 @@ fn output(port: u32) -> Action {
 }
 
 /// Makes `actions` the one output action to `port`, reusing its storage.
+#[inline]
 fn set_output(actions: &mut Vec<Action>, port: u32) {
     match actions.as_mut_slice() {
         [Action::Output { port: p, max_len }] => {

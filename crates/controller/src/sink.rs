@@ -11,6 +11,10 @@ use tandem_wire::openflow::Message;
 
 /// Takes the replies a backend produces for a batch.
 pub trait ReplySink: Default + Send {
+    /// Whether [`ReplySink::push_ref`] is the cheap way in (the sink encodes from the
+    /// reference); when false the sink keeps owned messages, and a producer builds each reply
+    /// fresh for [`ReplySink::push`] rather than have a reused one copied.
+    const BY_REFERENCE: bool;
     /// Takes a reply built by its producer.
     fn push(&mut self, reply: Reply);
     /// Takes a message its producer keeps (a reused template): the sink encodes or copies it.
@@ -23,6 +27,7 @@ pub trait ReplySink: Default + Send {
 }
 
 impl ReplySink for Vec<Reply> {
+    const BY_REFERENCE: bool = false;
     #[inline]
     fn push(&mut self, reply: Reply) {
         Vec::push(self, reply);
@@ -154,6 +159,7 @@ impl EncodedReplies {
 }
 
 impl ReplySink for EncodedReplies {
+    const BY_REFERENCE: bool = true;
     #[inline]
     fn push(&mut self, reply: Reply) {
         self.encode(reply.dpid, &reply.message);
