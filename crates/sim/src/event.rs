@@ -1,5 +1,6 @@
 //! The event queue: events come out ordered by (time, insertion sequence), so events at equal
-//! times run in the order they were scheduled.
+//! times run in the order they were scheduled. The queue is generic over the event type: the
+//! simulator's [`Event`] by default, and any small `Copy` event of a model's own.
 
 use crate::packet::{FlowId, NodeId, PacketId};
 use crate::time::Time;
@@ -90,16 +91,16 @@ pub enum Event {
 /// exactly the (time, insertion sequence) order of a binary heap with a sequence-number
 /// tie-break.
 #[derive(Debug)]
-pub struct EventQueue {
+pub struct EventQueue<E = Event> {
     /// Sorted pending events at or before `hi`; those before `head` have been popped.
-    run: Vec<(Time, Event)>,
+    run: Vec<(Time, E)>,
     head: usize,
     /// Every pending event at or before `hi` is in the run, every later one in a bucket.
     hi: Time,
     /// No bucketed event is earlier; buckets are relative to it.
     base: Time,
     /// `buckets[level * 256 + digit]`.
-    buckets: Vec<Vec<(Time, Event)>>,
+    buckets: Vec<Vec<(Time, E)>>,
     /// Per level, a bit per occupied digit.
     occupied: [[u64; 4]; LEVELS],
     /// A bit per level with an occupied bucket.
@@ -118,8 +119,8 @@ const SMALL: usize = 8;
 /// ... until the run holds more than this many.
 const SPILL: usize = 16;
 
-impl Default for EventQueue {
-    fn default() -> EventQueue {
+impl<E> Default for EventQueue<E> {
+    fn default() -> EventQueue<E> {
         EventQueue {
             run: Vec::new(),
             head: 0,
@@ -140,7 +141,7 @@ const KEEP: usize = 256;
 
 /// Stable insertion sort by time (buckets here are small, so this beats a merge sort and never
 /// allocates).
-fn sort_by_time(v: &mut [(Time, Event)]) {
+fn sort_by_time<E: Copy>(v: &mut [(Time, E)]) {
     for i in 1..v.len() {
         let x = v[i];
         let mut j = i;
@@ -152,16 +153,16 @@ fn sort_by_time(v: &mut [(Time, Event)]) {
     }
 }
 
-impl EventQueue {
+impl<E: Copy> EventQueue<E> {
     /// An empty queue.
-    pub fn new() -> EventQueue {
+    pub fn new() -> EventQueue<E> {
         EventQueue::default()
     }
 
     /// Schedules `event` at `time` (which may even precede the last event popped: it then
     /// comes out next).
     #[inline]
-    pub fn push(&mut self, time: Time, event: Event) {
+    pub fn push(&mut self, time: Time, event: E) {
         self.seq += 1;
         self.len += 1;
         if time > self.hi {
@@ -173,7 +174,7 @@ impl EventQueue {
 
     /// Puts an event later than `hi` into its bucket.
     #[inline]
-    fn file(&mut self, time: Time, event: Event) {
+    fn file(&mut self, time: Time, event: E) {
         debug_assert!(time > self.hi && time > self.base);
         let level = (63 - (time ^ self.base).leading_zeros() as usize) / 8;
         let digit = (time >> (8 * level)) as usize & (DIGITS - 1);
@@ -184,7 +185,7 @@ impl EventQueue {
 
     /// Inserts an event at or before `hi` into the run, after every event at the same time.
     #[inline]
-    fn insert_run(&mut self, time: Time, event: Event) {
+    fn insert_run(&mut self, time: Time, event: E) {
         // Insertion from the back: new events tend to be among the latest.
         self.run.push((time, event));
         let mut j = self.run.len() - 1;
@@ -207,7 +208,7 @@ impl EventQueue {
         self.base = first;
         self.hi = first;
         let keep = self.head + self.run[self.head..].partition_point(|e| e.0 == first);
-        let rest: Vec<(Time, Event)> = self.run.drain(keep..).collect();
+        let rest: Vec<(Time, E)> = self.run.drain(keep..).collect();
         for (t, e) in rest {
             self.file(t, e);
         }
@@ -282,7 +283,7 @@ impl EventQueue {
 
     /// Removes and returns the earliest event if it is at or before `until`.
     #[inline]
-    pub fn pop_until(&mut self, until: Time) -> Option<(Time, Event)> {
+    pub fn pop_until(&mut self, until: Time) -> Option<(Time, E)> {
         if self.head == self.run.len() && !self.refill() {
             return None;
         }
@@ -305,7 +306,7 @@ impl EventQueue {
 
     /// Removes and returns the earliest event.
     #[inline]
-    pub fn pop(&mut self) -> Option<(Time, Event)> {
+    pub fn pop(&mut self) -> Option<(Time, E)> {
         self.pop_until(Time::MAX)
     }
 
@@ -340,6 +341,17 @@ mod tests {
     use rand::{Rng, SeedableRng};
     use std::cmp::Reverse;
     use std::collections::BinaryHeap;
+
+    #[test]
+    fn a_model_queues_its_own_events() {
+        // Any small Copy event: ties in scheduling order, as for the simulator's.
+        let mut q: EventQueue<(char, u8)> = EventQueue::new();
+        for (t, e) in [(7, ('a', 0)), (2, ('b', 1)), (7, ('c', 2)), (2, ('d', 3)), (1_000_000, ('e', 4))] {
+            q.push(t, e);
+        }
+        let order: Vec<char> = std::iter::from_fn(|| q.pop()).map(|(_, e)| e.0).collect();
+        assert_eq!(order, ['b', 'd', 'a', 'c', 'e']);
+    }
 
     #[test]
     fn earliest_first_ties_in_insertion_order() {

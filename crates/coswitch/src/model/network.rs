@@ -2,8 +2,8 @@
 //! virtual switch, one physical OpenFlow ToR with a line-rate data plane, a 2K-entry TCAM and
 //! a weak control CPU, and a controller that sets up rules reactively and runs Flow-Prediction.
 //!
-//! It is an open-loop, packet-level, discrete-event model (picosecond time, a heap with a
-//! sequence number for stable ties): every packet of every flow is an event; CPU work is
+//! It is an open-loop, packet-level, discrete-event model (picosecond time, `tandem-sim`'s
+//! event queue, whose ties leave in scheduling order): every packet of every flow is an event; CPU work is
 //! served first come first served by [`CpuQueue`]s. What each packet costs depends on the
 //! [`Approach`]:
 //!
@@ -40,8 +40,7 @@ use crate::types::{secs, Time, MS, SEC, US};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 use rustc_hash::{FxHashMap, FxHashSet};
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use tandem_sim::event::EventQueue;
 
 /// Which switches do the OpenFlow work.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -424,12 +423,8 @@ pub fn run(cfg: &NetConfig, flows: &[FlowSpec]) -> Result<Outcome, NetError> {
     let mut pending: FxHashSet<u64> = FxHashSet::default();
     let mut o = Outcome::default();
     let mut drops: FxHashMap<DropReason, u64> = FxHashMap::default();
-    let mut heap: BinaryHeap<Reverse<(Time, u64, Ev)>> = BinaryHeap::new();
-    let mut seq = 0u64;
-    let mut push = |heap: &mut BinaryHeap<Reverse<(Time, u64, Ev)>>, t: Time, ev: Ev| {
-        seq += 1;
-        heap.push(Reverse((t, seq, ev)));
-    };
+    let mut heap: EventQueue<Ev> = EventQueue::new();
+    let push = |heap: &mut EventQueue<Ev>, t: Time, ev: Ev| heap.push(t, ev);
     let mut slots: Vec<Option<Active>> = Vec::new();
     let mut free: Vec<usize> = Vec::new();
     if let Some(f) = flows.first() {
@@ -443,7 +438,7 @@ pub fn run(cfg: &NetConfig, flows: &[FlowSpec]) -> Result<Outcome, NetError> {
     let mut rule_samples: Vec<f64> = Vec::new();
     let reactive_switch = matches!(cfg.approach, Approach::PhysicalOnly | Approach::CoSwitch);
 
-    while let Some(Reverse((now, _, ev))) = heap.pop() {
+    while let Some((now, ev)) = heap.pop() {
         if now >= cfg.duration {
             break;
         }

@@ -35,6 +35,7 @@ use crate::core::{Action, Event, Tcpu};
 use crate::types::{FlowId, PacketRef, RuleMatch, Time, MS, SEC};
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, BinaryHeap};
+use tandem_sim::event::EventQueue;
 use tandem_sim::experiment::{Experiment, ExperimentCtx, ExperimentError, Kind, Report, Row, Target};
 use tandem_sim::plot::{Axis, Figure};
 use tandem_sim::workload::FlowSizeCdf;
@@ -210,8 +211,7 @@ struct Driver<'a> {
     flows: &'a [SynthFlow],
     st: Vec<FlowState>,
     core: Tcpu,
-    heap: BinaryHeap<Reverse<(Time, u64, Ev)>>,
-    seq: u64,
+    heap: EventQueue<Ev>,
     installed: BTreeSet<u32>,
     actions: Vec<Action>,
     out: Outcome,
@@ -220,8 +220,7 @@ struct Driver<'a> {
 
 impl Driver<'_> {
     fn push(&mut self, at: Time, ev: Ev) {
-        self.seq += 1;
-        self.heap.push(Reverse((at, self.seq, ev)));
+        self.heap.push(at, ev);
     }
 
     fn feed(&mut self, now: Time, ev: Event<'_>) -> Result<(), ExperimentError> {
@@ -350,8 +349,7 @@ pub fn run_flows(flows: &[SynthFlow], k: u32, span: Time, compress: u32) -> Resu
         flows,
         st: vec![FlowState::default(); flows.len()],
         core,
-        heap: BinaryHeap::new(),
-        seq: 0,
+        heap: EventQueue::new(),
         installed: BTreeSet::new(),
         actions: Vec::new(),
         out: Outcome {
@@ -368,7 +366,7 @@ pub fn run_flows(flows: &[SynthFlow], k: u32, span: Time, compress: u32) -> Resu
     let mut next = 0u32;
     loop {
         let start = flows.get(next as usize).map(|f| f.start);
-        let queued = d.heap.peek().map(|Reverse((t, _, _))| *t);
+        let queued = d.heap.peek_time();
         let now = match (start, queued) {
             (Some(s), Some(q)) if s <= q => s,
             (Some(s), None) => s,
@@ -386,7 +384,7 @@ pub fn run_flows(flows: &[SynthFlow], k: u32, span: Time, compress: u32) -> Resu
             d.step(now, Ev::Flow(i))?;
             continue;
         }
-        let Some(Reverse((t, _, ev))) = d.heap.pop() else { break };
+        let Some((t, ev)) = d.heap.pop() else { break };
         // Stop once every flow has ended and only the core's periodic work is left.
         if next == n && ends.is_empty() && matches!(ev, Ev::Wake | Ev::ReadCounters) && t > span {
             let all_done = (0..n).all(|i| d.st[i as usize].acct == flows[i as usize].bytes);

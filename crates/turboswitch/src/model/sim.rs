@@ -2,8 +2,8 @@
 //!
 //! Packet-level: every packet, header, payload pass and filler copy is a queue entry that is
 //! serialised on its port (byte-exact at the port's rate) and an event when it arrives
-//! somewhere. Events sit in a binary heap ordered by (time in ps, sequence number), so ties go
-//! in scheduling order and a seed fixes the whole run.
+//! somewhere. Events sit in `tandem-sim`'s event queue, ordered by time in ps with ties in
+//! scheduling order, so a seed fixes the whole run.
 //!
 //! Ports: the NF port (two strict-priority lanes: headers high, whole packets normal), the NF's
 //! link back (FIFO, outside the switch buffer), `recirc_ports` recirculation ports (fast lane
@@ -24,8 +24,8 @@ use crate::nf::{Nf, NfConfig, LINK_BPS};
 use crate::types::{tx_time, PacketId, Tag, Time, MS, SEC};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
-use std::cmp::Ordering;
-use std::collections::{BTreeMap, BinaryHeap};
+use std::collections::BTreeMap;
+use tandem_sim::event::EventQueue;
 
 /// A stretch of constant offered load.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -263,26 +263,6 @@ enum Ev {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Sched {
-    at: Time,
-    seq: u64,
-    ev: Ev,
-}
-
-impl Ord for Sched {
-    fn cmp(&self, o: &Self) -> Ordering {
-        // Earliest first, then first scheduled.
-        o.at.cmp(&self.at).then(o.seq.cmp(&self.seq))
-    }
-}
-
-impl PartialOrd for Sched {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
     NfDown,
     NfUp,
@@ -316,8 +296,7 @@ struct Sim<'a> {
     core: TurboSwitch,
     nf: Nf,
     rng: Pcg64,
-    heap: BinaryHeap<Sched>,
-    seq: u64,
+    heap: EventQueue<Ev>,
     ports: Vec<Port>,
     out0: usize,
     arrivals: Vec<(Time, State)>,
@@ -379,8 +358,7 @@ pub fn run(cfg: &SimConfig) -> Result<SimResult, SimError> {
         core,
         nf: Nf::new(cfg.nf, cfg.seed ^ 0x9e37_79b9_7f4a_7c15),
         rng: Pcg64::seed_from_u64(cfg.seed),
-        heap: BinaryHeap::new(),
-        seq: 0,
+        heap: EventQueue::new(),
         ports,
         out0,
         arrivals: Vec::new(),
@@ -406,7 +384,7 @@ pub fn run(cfg: &SimConfig) -> Result<SimResult, SimError> {
     }
     s.push(0, Ev::Sample);
     let horizon = end + cfg.core.reclaim_timeout + 10 * MS;
-    while let Some(Sched { at, ev, .. }) = s.heap.pop() {
+    while let Some((at, ev)) = s.heap.pop() {
         if at > horizon {
             break;
         }
@@ -418,8 +396,7 @@ pub fn run(cfg: &SimConfig) -> Result<SimResult, SimError> {
 
 impl Sim<'_> {
     fn push(&mut self, at: Time, ev: Ev) {
-        self.seq += 1;
-        self.heap.push(Sched { at, seq: self.seq, ev });
+        self.heap.push(at, ev);
     }
 
     fn bin(&mut self, t: Time) -> Option<&mut BinAcc> {
