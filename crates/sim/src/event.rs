@@ -346,7 +346,13 @@ mod tests {
     fn a_model_queues_its_own_events() {
         // Any small Copy event: ties in scheduling order, as for the simulator's.
         let mut q: EventQueue<(char, u8)> = EventQueue::new();
-        for (t, e) in [(7, ('a', 0)), (2, ('b', 1)), (7, ('c', 2)), (2, ('d', 3)), (1_000_000, ('e', 4))] {
+        for (t, e) in [
+            (7, ('a', 0)),
+            (2, ('b', 1)),
+            (7, ('c', 2)),
+            (2, ('d', 3)),
+            (1_000_000, ('e', 4)),
+        ] {
             q.push(t, e);
         }
         let order: Vec<char> = std::iter::from_fn(|| q.pop()).map(|(_, e)| e.0).collect();

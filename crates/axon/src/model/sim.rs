@@ -1,5 +1,6 @@
-//! The discrete-event model: integer picosecond time, a binary heap of events ordered by time
-//! then by a sequence number (so ties go in scheduling order), randomness only from the seed.
+//! The discrete-event model: integer picosecond time, `tandem-sim`'s event queue (ties leave in
+//! scheduling order; frames in flight wait in a slab so that events stay small and `Copy`),
+//! randomness only from the seed.
 //!
 //! * **links**: full duplex, one rate, a propagation delay; a frame's first byte reaches the far
 //!   end `prop` after it leaves, and a port is free again after the frame, its FCS, the preamble
@@ -25,9 +26,9 @@ use crate::route_memory::RouteEntry;
 use crate::timing::{wire_time_ps, ForwardingMode};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
-use std::cmp::Ordering;
-use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use tandem_sim::config::TcpConfig;
+use tandem_sim::event::EventQueue;
 use tandem_sim::packet::{FlowId, NodeId, Packet, Proto};
 use tandem_sim::tcp::{FlowIds, TcpEndpoint, TcpEvent, TcpOutput};
 use tandem_sim::time::{tx_time, US};
@@ -151,40 +152,20 @@ pub struct Outcome {
     pub events: u64,
 }
 
-#[derive(Debug)]
+/// A frame in flight between events: its place in [`Sim`]'s frame slab.
+type FrameRef = u32;
+
+#[derive(Debug, Clone, Copy)]
 enum Ev {
-    Arrive { node: usize, port: u8, frame: Vec<u8> },
+    Arrive { node: usize, port: u8, frame: FrameRef },
     TxDone { node: usize, port: u8 },
-    HostRx { node: usize, frame: Vec<u8> },
-    SwitchIn { node: usize, port: u8, frame: Vec<u8> },
+    HostRx { node: usize, frame: FrameRef },
+    SwitchIn { node: usize, port: u8, frame: FrameRef },
     NicWake { node: usize },
     FlowStart { flow: usize },
     UdpTick { flow: usize },
     TcpTimer { conn: usize },
     Warm,
-}
-
-struct Scheduled {
-    at: u64,
-    seq: u64,
-    ev: Ev,
-}
-
-impl PartialEq for Scheduled {
-    fn eq(&self, o: &Self) -> bool {
-        (self.at, self.seq) == (o.at, o.seq)
-    }
-}
-impl Eq for Scheduled {}
-impl PartialOrd for Scheduled {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Scheduled {
-    fn cmp(&self, o: &Self) -> Ordering {
-        (o.at, o.seq).cmp(&(self.at, self.seq))
-    }
 }
 
 #[derive(Debug)]
@@ -246,8 +227,10 @@ struct Sim<'a> {
     topo: &'a Topology,
     flows: &'a [Flow],
     now: u64,
-    seq: u64,
-    heap: BinaryHeap<Scheduled>,
+    heap: EventQueue<Ev>,
+    /// Frames in flight (an event names its frame by place), and the free places.
+    frames: Vec<Vec<u8>>,
+    free_frames: Vec<FrameRef>,
     nodes: Vec<Node>,
     conns: Vec<Conn>,
     conn_of: HashMap<(usize, u16), usize>,
@@ -307,13 +290,13 @@ pub fn run(
         }
         sim.try_send(h);
     }
-    while let Some(s) = sim.heap.pop() {
-        if s.at > duration_ps {
+    while let Some((at, ev)) = sim.heap.pop() {
+        if at > duration_ps {
             break;
         }
-        sim.now = s.at;
+        sim.now = at;
         sim.out.events += 1;
-        sim.dispatch(s.ev);
+        sim.dispatch(ev);
     }
     Ok(sim.finish(duration_ps.saturating_sub(warmup_ps)))
 }
@@ -358,8 +341,9 @@ impl<'a> Sim<'a> {
             topo,
             flows,
             now: 0,
-            seq: 0,
-            heap: BinaryHeap::new(),
+            heap: EventQueue::new(),
+            frames: Vec::new(),
+            free_frames: Vec::new(),
             nodes,
             conns: Vec::new(),
             conn_of: HashMap::new(),
@@ -419,8 +403,27 @@ impl<'a> Sim<'a> {
     }
 
     fn schedule(&mut self, at: u64, ev: Ev) {
-        self.seq += 1;
-        self.heap.push(Scheduled { at, seq: self.seq, ev });
+        self.heap.push(at, ev);
+    }
+
+    /// Keeps `frame` until an event takes it.
+    fn stash(&mut self, frame: Vec<u8>) -> FrameRef {
+        match self.free_frames.pop() {
+            Some(i) => {
+                self.frames[i as usize] = frame;
+                i
+            }
+            None => {
+                self.frames.push(frame);
+                (self.frames.len() - 1) as FrameRef
+            }
+        }
+    }
+
+    /// Takes a stashed frame, freeing its place.
+    fn take_frame(&mut self, i: FrameRef) -> Vec<u8> {
+        self.free_frames.push(i);
+        std::mem::take(&mut self.frames[i as usize])
     }
 
     fn peer(&self, node: usize, port: u8) -> Option<End> {
@@ -436,6 +439,7 @@ impl<'a> Sim<'a> {
         let busy = self.wire(frame.len()) + tx_time(GAP_BYTES, self.p.rate_bps);
         self.schedule(start + busy, Ev::TxDone { node, port });
         if let Some(e) = self.peer(node, port) {
+            let frame = self.stash(frame);
             self.schedule(
                 start + self.p.prop_ps,
                 Ev::Arrive {
@@ -450,17 +454,23 @@ impl<'a> Sim<'a> {
     fn dispatch(&mut self, ev: Ev) {
         let now = self.now;
         match ev {
-            Ev::Arrive { node, port, frame } => match &self.nodes[node] {
-                Node::Host(_) => {
-                    let at = now + self.wire(frame.len());
-                    self.schedule(at, Ev::HostRx { node, frame });
+            Ev::Arrive { node, port, frame } => {
+                let len = self.frames[frame as usize].len();
+                match &self.nodes[node] {
+                    Node::Host(_) => {
+                        let at = now + self.wire(len);
+                        self.schedule(at, Ev::HostRx { node, frame });
+                    }
+                    Node::Switch(s) => {
+                        let at = now + self.wire(len) + s.params.latency_ps;
+                        self.schedule(at, Ev::SwitchIn { node, port, frame });
+                    }
+                    Node::Axon(_) => {
+                        let frame = self.take_frame(frame);
+                        self.axon_event(node, Event::Frame { port, frame })
+                    }
                 }
-                Node::Switch(s) => {
-                    let at = now + self.wire(frame.len()) + s.params.latency_ps;
-                    self.schedule(at, Ev::SwitchIn { node, port, frame });
-                }
-                Node::Axon(_) => self.axon_event(node, Event::Frame { port, frame }),
-            },
+            }
             Ev::TxDone { node, port } => match &mut self.nodes[node] {
                 Node::Host(h) => {
                     h.busy = false;
@@ -475,8 +485,12 @@ impl<'a> Sim<'a> {
                 }
                 Node::Axon(_) => self.axon_event(node, Event::TxDone { port }),
             },
-            Ev::HostRx { node, frame } => self.host_receive(node, frame),
+            Ev::HostRx { node, frame } => {
+                let frame = self.take_frame(frame);
+                self.host_receive(node, frame)
+            }
             Ev::SwitchIn { node, port, frame } => {
+                let frame = self.take_frame(frame);
                 let outs = match &mut self.nodes[node] {
                     Node::Switch(s) => s.forward(port, &frame),
                     _ => Vec::new(),
