@@ -90,7 +90,7 @@ pub enum Event {
 /// sit together in one bucket or in the run in scheduling order, and leave in that order:
 /// exactly the (time, insertion sequence) order of a binary heap with a sequence-number
 /// tie-break.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct EventQueue<E = Event> {
     /// Sorted pending events at or before `hi`; those before `head` have been popped.
     run: Vec<(Time, E)>,

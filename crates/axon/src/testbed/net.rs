@@ -3,8 +3,9 @@
 //! links between Axon ports and from host ports to [`Host`]s, each with its own propagation
 //! delay (the line rate is the device port's, or the host's), and one queue of timed items.
 //!
-//! Time is integer picoseconds; the queue is ordered by time, then by a sequence number given
-//! when an item is queued, so ties keep their order and a run is the same every time. There is
+//! Time is integer picoseconds; the queue (`tandem-sim`'s event queue, over the places of the
+//! items kept in a slab) is ordered by time, ties in the order items were queued, so a run is
+//! the same every time. There is
 //! no randomness. A frame on an Axon link reaches the far device when its first byte does
 //! (cut-through); a frame to a host reaches it when its last byte does. A failed link loses
 //! every frame that has not reached its far end.
@@ -22,6 +23,7 @@ use crate::ConfigError;
 use crate::RouteError;
 use core::fmt;
 use std::collections::BTreeMap;
+use tandem_sim::event::EventQueue;
 use tandem_wire::Ipv4Addr;
 
 /// Something the testbed cannot build.
@@ -112,8 +114,10 @@ pub struct Testbed {
     nodes: BTreeMap<u64, Node>,
     wires: BTreeMap<Endpoint, Wire>,
     hosts: Vec<Host>,
-    queue: BTreeMap<(u64, u64), Item>,
-    seq: u64,
+    queue: EventQueue<u32>,
+    /// The queued items, by place (`None`: free), and the free places.
+    items: Vec<Option<Item>>,
+    free_items: Vec<u32>,
     now: u64,
     counters: TestbedCounters,
     log: Vec<(u64, u64, ControlAction)>,
@@ -287,11 +291,8 @@ impl Testbed {
     /// handled.
     pub fn run_until(&mut self, t: u64) -> u64 {
         let mut n = 0;
-        while let Some(entry) = self.queue.first_entry() {
-            if entry.key().0 > t {
-                break;
-            }
-            let ((when, _), item) = entry.remove_entry();
+        while let Some((when, i)) = self.queue.pop_until(t) {
+            let Some(item) = self.take_item(i) else { continue };
             self.now = when;
             self.handle(item);
             n += 1;
@@ -304,9 +305,10 @@ impl Testbed {
     /// emptied (with discovery on it never does: probes are periodic).
     pub fn run_until_idle(&mut self, max_items: u64) -> bool {
         for _ in 0..max_items {
-            let Some(((when, _), item)) = self.queue.pop_first() else {
+            let Some((when, i)) = self.queue.pop() else {
                 return true;
             };
+            let Some(item) = self.take_item(i) else { continue };
             self.now = when;
             self.handle(item);
         }
@@ -314,8 +316,25 @@ impl Testbed {
     }
 
     fn at(&mut self, t: u64, item: Item) {
-        self.seq += 1;
-        self.queue.insert((t, self.seq), item);
+        let i = match self.free_items.pop() {
+            Some(i) => {
+                self.items[i as usize] = Some(item);
+                i
+            }
+            None => {
+                self.items.push(Some(item));
+                (self.items.len() - 1) as u32
+            }
+        };
+        self.queue.push(t, i);
+    }
+
+    /// Takes a queued item out of its place (every place the queue names holds one until it
+    /// is popped, once).
+    fn take_item(&mut self, i: u32) -> Option<Item> {
+        let item = self.items.get_mut(i as usize)?.take()?;
+        self.free_items.push(i);
+        Some(item)
     }
 
     fn handle(&mut self, item: Item) {
