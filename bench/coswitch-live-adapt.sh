@@ -26,14 +26,7 @@ need_root
 out=${1:-bench/out/coswitch-adapt}
 mkdir -p "$out"
 build_tandem
-work=$(mktemp -d /tmp/tandem-coswitch-adapt-XXXXXX)
-cleanup() {
-  stop_bg
-  wait 2>/dev/null || true
-  "$T" lab down "$work/lab.toml" --state "$work/state" >/dev/null 2>&1 || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
+lab_workdir coswitch-adapt
 
 echo "== simulated: tandem reproduce coswitch-adapt" >&2
 "$T" reproduce coswitch-adapt --out "$work/sim" -q >/dev/null

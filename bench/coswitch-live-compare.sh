@@ -19,14 +19,7 @@ cd "$(dirname "$0")/.."
 . bench/lib/live.sh
 need_root
 build_tandem
-work=$(mktemp -d /tmp/tandem-coswitch-compare-XXXXXX)
-cleanup() {
-  stop_bg
-  wait 2>/dev/null || true
-  "$T" lab down "$work/lab.toml" --state "$work/state" >/dev/null 2>&1 || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
+lab_workdir coswitch-compare
 run() { # name extra-[coswitch]-lines
   # A pinned threshold replaces the lab's first one (the [coswitch] table ends the file).
   if [ -n "$2" ]; then

@@ -19,14 +19,7 @@ cd "$(dirname "$0")/.."
 . bench/lib/live.sh
 need_root
 build_tandem
-work=$(mktemp -d /tmp/tandem-tcpu-tfor-XXXXXX)
-cleanup() {
-  stop_bg
-  wait 2>/dev/null || true
-  "$T" lab down "$work/lab.toml" --state "$work/state" >/dev/null 2>&1 || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
+lab_workdir tcpu-tfor
 sed -e 's/prefix = "tt"/prefix = "tf"/' -e 's/hosts = 3/hosts = 4/' -e 's/^ports = 3/ports = 4/' labs/tcpu.toml > "$work/lab.toml"
 "$T" lab up "$work/lab.toml" --state "$work/state" >/dev/null
 ns() { ip netns exec "tf-h$1" "${@:2}"; }

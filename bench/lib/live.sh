@@ -27,6 +27,20 @@ stop_bg() {
   BG_PIDS=()
 }
 
+# lab_workdir NAME: makes WORK, a temporary folder for one lab run (its lab file goes to
+# WORK/lab.toml, its state to WORK/state), and on exit stops the background processes, takes
+# that lab down and removes WORK. Needs T (build_tandem).
+lab_workdir() {
+  work=$(mktemp -d "/tmp/tandem-$1-XXXXXX")
+  trap lab_cleanup EXIT
+}
+lab_cleanup() {
+  stop_bg
+  wait 2>/dev/null || true
+  "$T" lab down "$work/lab.toml" --state "$work/state" >/dev/null 2>&1 || true
+  rm -rf "$work"
+}
+
 # python3 -c "$ECHO_SERVER" ADDR PORT SIZE: answers each connection's SIZE bytes with the same.
 ECHO_SERVER='
 import asyncio, sys

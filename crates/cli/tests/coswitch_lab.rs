@@ -31,22 +31,6 @@ fn line<'a>(status: &'a str, kind: &str) -> &'a str {
         .unwrap_or_else(|| panic!("no {kind}: {status}"))
 }
 
-const ECHO_SERVER: &str = r#"
-import asyncio, sys
-async def handle(r, w):
-    try:
-        w.write(await r.readexactly(int(sys.argv[3])))
-        await w.drain()
-    except Exception:
-        pass
-    w.close()
-async def main():
-    srv = await asyncio.start_server(handle, sys.argv[1], int(sys.argv[2]), backlog=1024)
-    async with srv:
-        await srv.serve_forever()
-asyncio.run(main())
-"#;
-
 /// Short connections (SIZE bytes each way, a handful of packets) at RATE per second for
 /// SECONDS.
 const MICE: &str = r#"
@@ -133,7 +117,7 @@ fn coswitch_live_offloads_only_marked_flows_and_moves_its_threshold() {
 
     // Servers on host 3 (server 2) and 4 (server 2).
     lab.spawn(3, &["iperf3", "-s", "-1", "-p", "5201"]);
-    lab.spawn(4, &["python3", "-c", ECHO_SERVER, "10.78.0.4", "9000", "200"]);
+    lab.spawn(4, &["python3", "-c", common::ECHO_SERVER, "10.78.0.4", "9000", "200"]);
     std::thread::sleep(Duration::from_millis(500));
     // Phase 1: the elephant alone (host 1 on server 1 to host 3 on server 2) until the loop
     // has settled after its first packets.

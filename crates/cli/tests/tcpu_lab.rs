@@ -67,22 +67,6 @@ fn bytes_of(line: &str) -> u64 {
         .unwrap_or(0)
 }
 
-const MICE_SERVER: &str = r#"
-import asyncio, sys
-async def handle(r, w):
-    try:
-        w.write(await r.readexactly(2000))
-        await w.drain()
-    except Exception:
-        pass
-    w.close()
-async def main():
-    srv = await asyncio.start_server(handle, sys.argv[1], int(sys.argv[2]), backlog=1024)
-    async with srv:
-        await srv.serve_forever()
-asyncio.run(main())
-"#;
-
 /// Opens N connections, waits until all are open at once, then each sends 2,000 bytes and
 /// reads them back.
 const MICE_CLIENT: &str = r#"
@@ -173,7 +157,7 @@ fn tcpu_live_offloads_elephants_carries_mice_on_the_cpu_and_shapes_an_attack() {
     for port in ["5201", "5202"] {
         lab.spawn(3, &["iperf3", "-s", "-1", "-p", port]);
     }
-    lab.spawn(3, &["python3", "-c", MICE_SERVER, "10.77.0.3", "9000"]);
+    lab.spawn(3, &["python3", "-c", common::ECHO_SERVER, "10.77.0.3", "9000", "2000"]);
     std::thread::sleep(Duration::from_millis(500));
     // Elephants from hosts 1 and 2, the attacker on host 4 pulsing at host 2 every 320 ms
     // (the paper's attack, near a 300 ms minimum RTO) through three detection windows.

@@ -2,6 +2,8 @@
 //! [`Message`]) and [`Event`], one addressed to the datapath it came from.
 
 use core::fmt;
+use tandem_wire::decode::{summarize_ipv4, Ipv4Summary};
+use tandem_wire::ethernet::{self, EtherType};
 use tandem_wire::openflow::{Body, Message, OxmField, PacketIn, Version};
 use tandem_wire::MacAddr;
 
@@ -113,6 +115,15 @@ impl PacketInEvent {
         self.buffer_id != NO_BUFFER
     }
 
+    /// The IPv4 header summary of the frame (addresses, protocol, ports), when the frame came
+    /// whole (not buffered) and is IPv4.
+    pub fn ipv4(&self) -> Option<Ipv4Summary> {
+        if self.ethertype != EtherType::IPV4.0 || self.is_buffered() {
+            return None;
+        }
+        summarize_ipv4(self.data.get(ethernet::HEADER_LEN..)?)
+    }
+
     /// The event size the pool sorts by: the frame bytes carried.
     pub fn size(&self) -> usize {
         self.data.len()
@@ -202,6 +213,22 @@ mod tests {
         let e = PacketInEvent::from_message(&m13).unwrap();
         assert_eq!(e.in_port, 0x1_0000);
         assert!(!e.is_buffered());
+    }
+
+    #[test]
+    fn the_ipv4_summary_needs_the_whole_frame() {
+        // A UDP datagram 10.0.0.1:5000 -> 10.0.0.2:53.
+        let mut f = frame();
+        f[14..34].copy_from_slice(&[0x45, 0, 0, 46, 0, 0, 0, 0, 64, 17, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2]);
+        f[34..38].copy_from_slice(&[0x13, 0x88, 0, 53]);
+        let ev = |buffer| PacketInEvent::from_frame(Version::V1_3, 1, buffer, 1, 60, f.clone()).unwrap();
+        let ip = ev(NO_BUFFER).ipv4().expect("an IPv4 frame");
+        assert_eq!((ip.protocol.0, ip.src_port, ip.dst_port), (17, 5000, 53));
+        assert_eq!(ev(7).ipv4(), None, "buffered: the frame may be cut");
+        let mut arp = f.clone();
+        arp[12..14].copy_from_slice(&[0x08, 0x06]);
+        let arp = PacketInEvent::from_frame(Version::V1_3, 1, NO_BUFFER, 1, 60, arp).unwrap();
+        assert_eq!(arp.ipv4(), None);
     }
 
     #[test]

@@ -40,7 +40,7 @@ use tandem_controller::app::{ipv4_flow_fields, App, Reply};
 use tandem_controller::event::{PacketInEvent, NO_BUFFER};
 use tandem_controller::l2::{table_miss_13, OFPCML_NO_BUFFER, OFPP13_ANY, OFPP13_CONTROLLER, OFPP13_NORMAL};
 use tandem_time::units::TimeArg;
-use tandem_wire::decode::summarize_ipv4;
+use tandem_wire::ethernet::EtherType;
 use tandem_wire::openflow::multipart::{FlowStatsRequest, MultipartReplyBody, MultipartRequestBody, FLAG_MORE};
 use tandem_wire::openflow::{
     Action as OfAction, Body, FlowMatch, FlowMod, FlowModCommand, Instruction, Message, MultipartRequest, OxmField,
@@ -55,8 +55,6 @@ pub const COOKIE_TOR: u64 = 0x636f_7374_0000_0000;
 pub const COOKIE_TAG: u64 = 0xffff_ffff_0000_0000;
 /// `OFPFF_SEND_FLOW_REM`: the switch reports the entry's removal.
 const SEND_FLOW_REM: u16 = 1;
-const ETH_IPV4: u16 = 0x0800;
-const ETH_LEN: usize = 14;
 /// Priority of the per-flow entries (above the defaults at 0 and 1).
 const PRIO_FLOW: u16 = 10;
 /// ToR flow_mods remembered for matching errors to them.
@@ -753,7 +751,7 @@ impl App for CoSwitchApp {
         let mut ipv4 = table_miss_13(0, 0);
         ipv4.priority = 1;
         ipv4.matches = FlowMatch::Oxm(OxmMatch {
-            fields: vec![OxmField::EthType(ETH_IPV4)],
+            fields: vec![OxmField::EthType(EtherType::IPV4.0)],
         });
         ipv4.instructions = vec![Instruction::ApplyActions(vec![OfAction::Output {
             port: OFPP13_CONTROLLER,
@@ -813,10 +811,7 @@ impl App for CoSwitchApp {
             actions: vec![normal()],
             data: if ev.is_buffered() { Vec::new() } else { ev.data.clone() },
         };
-        let ip = (ev.ethertype == ETH_IPV4 && !ev.is_buffered())
-            .then(|| ev.data.get(ETH_LEN..).and_then(summarize_ipv4))
-            .flatten();
-        let Some(ip) = ip else {
+        let Some(ip) = ev.ipv4() else {
             out.push(Reply::packet_out(dpid, Version::V1_3, po_xid, po));
             return;
         };

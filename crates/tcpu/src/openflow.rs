@@ -53,7 +53,7 @@ use std::path::Path;
 use tandem_controller::app::{ipv4_flow_fields, App, Reply};
 use tandem_controller::event::{PacketInEvent, NO_BUFFER};
 use tandem_controller::l2::{table_miss_13, OFPCML_NO_BUFFER, OFPP13_ANY, OFPP13_CONTROLLER, OFPP13_FLOOD};
-use tandem_wire::decode::summarize_ipv4;
+use tandem_wire::ethernet::EtherType;
 use tandem_wire::ipv4::IpProtocol;
 use tandem_wire::openflow::multipart::{FlowStatsRequest, MultipartReplyBody, MultipartRequestBody, FLAG_MORE};
 use tandem_wire::openflow::{
@@ -70,10 +70,6 @@ pub const COOKIE_SRC: u64 = 0x7463_7073_0000_0000;
 pub const COOKIE_MISS: u64 = 0x7463_706d_0000_0000;
 /// The bits of a cookie that hold its tag.
 pub const COOKIE_TAG: u64 = 0xffff_ffff_0000_0000;
-/// The EtherType of IPv4.
-const ETH_IPV4: u16 = 0x0800;
-/// Ethernet header bytes before the IPv4 header.
-const ETH_LEN: usize = 14;
 /// Addresses learnt per switch, at most.
 const MAX_MACS: usize = 4096;
 /// Flow_mods remembered for matching errors to them.
@@ -799,7 +795,10 @@ impl Switch {
                 })
             }
             RuleMatch::Src(s) => Some(OxmMatch {
-                fields: vec![OxmField::EthType(ETH_IPV4), OxmField::Ipv4Src(Ipv4Addr::from(s), None)],
+                fields: vec![
+                    OxmField::EthType(EtherType::IPV4.0),
+                    OxmField::Ipv4Src(Ipv4Addr::from(s), None),
+                ],
             }),
             RuleMatch::OutPort(_) => None,
         }
@@ -880,10 +879,7 @@ impl App for TcpuApp {
             sw.counters.hairpin_drops += 1;
             return;
         }
-        let ip = (ev.ethertype == ETH_IPV4 && !ev.is_buffered())
-            .then(|| ev.data.get(ETH_LEN..).and_then(summarize_ipv4))
-            .flatten();
-        let Some(ip) = ip.filter(|_| port >= 1 && port <= ports) else {
+        let Some(ip) = ev.ipv4().filter(|_| port >= 1 && port <= ports) else {
             sw.counters.other_packets += 1;
             self.forward_now(dpid, ev, port, out);
             self.run_due(now_ps, dpid, out);

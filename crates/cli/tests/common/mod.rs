@@ -143,3 +143,20 @@ impl Drop for AppLab {
         let _ = tandem(&["lab", "down", self.file(), "--state", self.state()]);
     }
 }
+
+/// `python3 -c ECHO_SERVER ADDR PORT SIZE`: answers each connection's SIZE bytes with the same.
+pub const ECHO_SERVER: &str = r#"
+import asyncio, sys
+async def handle(r, w):
+    try:
+        w.write(await r.readexactly(int(sys.argv[3])))
+        await w.drain()
+    except Exception:
+        pass
+    w.close()
+async def main():
+    srv = await asyncio.start_server(handle, sys.argv[1], int(sys.argv[2]), backlog=1024)
+    async with srv:
+        await srv.serve_forever()
+asyncio.run(main())
+"#;

@@ -16,8 +16,8 @@ fn frame(s: u8, d: u8, sport: u16) -> Vec<u8> {
     let mut f = vec![0u8; 74];
     f[0..6].copy_from_slice(&[2, 0, 0, 0, 0, d]);
     f[6..12].copy_from_slice(&[2, 0, 0, 0, 0, s]);
-    f[12..14].copy_from_slice(&ETH_IPV4.to_be_bytes());
-    let h = &mut f[ETH_LEN..];
+    f[12..14].copy_from_slice(&EtherType::IPV4.0.to_be_bytes());
+    let h = &mut f[tandem_wire::ethernet::HEADER_LEN..];
     h[0] = 0x45;
     h[2..4].copy_from_slice(&60u16.to_be_bytes());
     h[8] = 64;

@@ -197,6 +197,12 @@ impl LogFile {
         }
     }
 
+    /// Queues one line for the next write.
+    fn line(&mut self, line: &str) {
+        self.pending.push_str(line);
+        self.pending.push('\n');
+    }
+
     fn write(&mut self) {
         if self.pending.is_empty() || self.failed {
             self.pending.clear();
@@ -226,8 +232,7 @@ impl Hooks<TcpuApp> for TcpuHooks {
     fn connected(&mut self, app: &TcpuApp, now_ps: u64, dpid: u64) {
         if let Some(log) = &mut self.log {
             if app.switches().contains(&dpid) {
-                log.pending.push_str(&tandem_tcpu::openflow::connect_line(dpid, now_ps));
-                log.pending.push('\n');
+                log.line(&tandem_tcpu::openflow::connect_line(dpid, now_ps));
             }
         }
     }
@@ -235,8 +240,7 @@ impl Hooks<TcpuApp> for TcpuHooks {
         let Some(log) = &mut self.log else { return };
         for dpid in app.switches() {
             for step in app.take_log(dpid) {
-                log.pending.push_str(&step.to_line(dpid));
-                log.pending.push('\n');
+                log.line(&step.to_line(dpid));
             }
         }
         log.write();
@@ -301,8 +305,7 @@ impl Hooks<CoSwitchApp> for CoSwitchHooks {
     fn housekeeping(&mut self, app: &mut CoSwitchApp) {
         let Some(log) = &mut self.log else { return };
         for line in app.take_log() {
-            log.pending.push_str(&line);
-            log.pending.push('\n');
+            log.line(&line);
         }
         log.write();
     }

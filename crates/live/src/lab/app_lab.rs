@@ -8,6 +8,84 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+/// Checks a lab's namespace prefix: 1-6 characters of a-z, 0-9 (every lab kind).
+pub(crate) fn check_prefix(p: &str) -> Result<(), String> {
+    if p.is_empty() || p.len() > 6 || !p.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()) {
+        return Err(format!("key `prefix`: {p:?} must be 1-6 characters of a-z, 0-9"));
+    }
+    Ok(())
+}
+
+/// Whether a lab text names `kind` (`kind = "..."`); Axon labs have no `kind`.
+pub(crate) fn is_kind(text: &str, kind: &str) -> bool {
+    toml::from_str::<toml::Table>(text)
+        .ok()
+        .and_then(|t| t.get("kind").and_then(|k| k.as_str().map(|k| k == kind)))
+        .unwrap_or(false)
+}
+
+/// Reads a lab file with `parse`; errors name the file.
+pub(crate) fn load_spec<S>(path: &Path, parse: impl FnOnce(&str) -> Result<S, String>) -> Result<S, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    parse(&text).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Takes integer key `k` out of `t`: within `lo..=hi`, `default` when absent (missing is an
+/// error without one).
+pub(crate) fn take_int(t: &mut toml::Table, k: &str, lo: i64, hi: i64, default: Option<i64>) -> Result<i64, String> {
+    match (t.remove(k), default) {
+        (Some(v), _) => v
+            .as_integer()
+            .filter(|n| (lo..=hi).contains(n))
+            .ok_or_else(|| format!("key `{k}`: expected an integer from {lo} to {hi}, got {v}")),
+        (None, Some(d)) => Ok(d),
+        (None, None) => Err(format!("key `{k}`: missing")),
+    }
+}
+
+/// The keys every app lab's file has, taken out of its table: `kind` (which must be the
+/// lab's), `prefix`, and the controller's two ports (6653 and 9653 by default, never equal).
+pub(crate) fn take_common(t: &mut toml::Table, kind: &str) -> Result<(String, u16, u16), String> {
+    match t.remove("kind") {
+        Some(k) if k.as_str() == Some(kind) => {}
+        Some(k) => return Err(format!("key `kind`: expected \"{kind}\", got {k}")),
+        None => return Err("key `kind`: missing".into()),
+    }
+    let prefix = match t.remove("prefix") {
+        Some(p) => p.as_str().map(str::to_string).unwrap_or_default(),
+        None => return Err("key `prefix`: missing".into()),
+    };
+    check_prefix(&prefix)?;
+    let controller_port = take_int(t, "controller_port", 1, 65535, Some(6653))? as u16;
+    let metrics_port = take_int(t, "metrics_port", 1, 65535, Some(9653))? as u16;
+    if controller_port == metrics_port {
+        return Err("key `metrics_port`: the same as controller_port".into());
+    }
+    Ok((prefix, controller_port, metrics_port))
+}
+
+/// The app's tables (`tables`) taken out of what is left of a lab's table, as the text the
+/// controller's `--app-config` reads; any other key left is an error listing `expected`.
+pub(crate) fn take_app_text(mut t: toml::Table, tables: &[&str], expected: &str) -> Result<String, String> {
+    let mut app = toml::Table::new();
+    for k in tables {
+        if let Some(v) = t.remove(*k) {
+            app.insert(k.to_string(), v);
+        }
+    }
+    if let Some(k) = t.keys().next() {
+        return Err(format!("key `{k}`: unknown (expected {expected})"));
+    }
+    toml::to_string(&app).map_err(|e| e.to_string())
+}
+
+/// The namespaces of an app lab named `prefix` with `hosts` hosts: PREFIX-sw, then PREFIX-h1..
+pub(crate) fn lab_namespaces(prefix: &str, hosts: usize) -> Vec<String> {
+    let mut v = vec![format!("{prefix}-sw")];
+    v.extend((1..=hosts).map(|h| format!("{prefix}-h{h}")));
+    v
+}
+
 /// Starts `tandem controller --app APP --app-config STATE/app.toml` (with `app_text` written
 /// there) in namespace `ns`, listening on 127.0.0.1:`port` with its metrics on `metrics`; its
 /// output goes to STATE/controller.log, its PID to STATE/controller.pid. `down` recognises it by

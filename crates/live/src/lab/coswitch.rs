@@ -23,8 +23,8 @@
 //! (with their veths and bridges) and the state folder if `up` made it; nothing else.
 
 use super::app_lab::{
-    attach_state, bring_up, config_with_log, controller_rows, replay_file, start_controller, stop_controller, wait_for,
-    wait_reachable,
+    attach_state, bring_up, config_with_log, controller_rows, is_kind, lab_namespaces, load_spec, replay_file,
+    start_controller, stop_controller, take_app_text, take_common, take_int, wait_for, wait_reachable,
 };
 use super::ovs::PrivateOvs;
 use super::{add_namespace, in_ns, is_lab_state, kill_processes_under, remove_named, veth};
@@ -56,62 +56,26 @@ pub struct CoSwitchLabSpec {
 
 /// Whether a lab text is a CoSwitch lab (`kind = "coswitch"`).
 pub fn is_coswitch_lab(text: &str) -> bool {
-    toml::from_str::<toml::Table>(text)
-        .ok()
-        .and_then(|t| t.get("kind").and_then(|k| k.as_str().map(|k| k == "coswitch")))
-        .unwrap_or(false)
+    is_kind(text, "coswitch")
 }
 
 impl CoSwitchLabSpec {
     /// Reads and checks a lab file; errors name the file and the key.
     pub fn load(path: &Path) -> Result<CoSwitchLabSpec, String> {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        CoSwitchLabSpec::parse(&text).map_err(|e| format!("{}: {e}", path.display()))
+        load_spec(path, CoSwitchLabSpec::parse)
     }
 
     /// Parses and checks a lab text.
     pub fn parse(text: &str) -> Result<CoSwitchLabSpec, String> {
         let mut t: toml::Table = toml::from_str(text).map_err(|e| crate::toml_error::describe(text, &e))?;
-        if t.remove("kind").and_then(|k| k.as_str().map(str::to_string)).as_deref() != Some("coswitch") {
-            return Err("key `kind`: expected \"coswitch\"".into());
-        }
-        let prefix = t
-            .remove("prefix")
-            .and_then(|p| p.as_str().map(str::to_string))
-            .unwrap_or_default();
-        if prefix.is_empty()
-            || prefix.len() > 6
-            || !prefix.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
-        {
-            return Err(format!("key `prefix`: {prefix:?} must be 1-6 characters of a-z, 0-9"));
-        }
-        let mut int = |k: &str, lo: i64, hi: i64, default: Option<i64>| -> Result<i64, String> {
-            match (t.remove(k), default) {
-                (Some(v), _) => v
-                    .as_integer()
-                    .filter(|n| (lo..=hi).contains(n))
-                    .ok_or_else(|| format!("key `{k}`: expected an integer from {lo} to {hi}, got {v}")),
-                (None, Some(d)) => Ok(d),
-                (None, None) => Err(format!("key `{k}`: missing")),
-            }
-        };
-        let servers = int("servers", 2, 4, None)? as usize;
-        let hosts_per_server = int("hosts_per_server", 1, 4, None)? as usize;
-        let controller_port = int("controller_port", 1, 65535, Some(6653))? as u16;
-        let metrics_port = int("metrics_port", 1, 65535, Some(9653))? as u16;
-        if controller_port == metrics_port {
-            return Err("key `metrics_port`: the same as controller_port".into());
-        }
-        let mut app_table = toml::Table::new();
-        if let Some(v) = t.remove("coswitch") {
-            app_table.insert("coswitch".into(), v);
-        }
-        if let Some(k) = t.keys().next() {
-            return Err(format!(
-                "key `{k}`: unknown (expected kind, prefix, servers, hosts_per_server, controller_port, metrics_port, [coswitch])"
-            ));
-        }
-        let app_text = toml::to_string(&app_table).map_err(|e| e.to_string())?;
+        let (prefix, controller_port, metrics_port) = take_common(&mut t, "coswitch")?;
+        let servers = take_int(&mut t, "servers", 2, 4, None)? as usize;
+        let hosts_per_server = take_int(&mut t, "hosts_per_server", 1, 4, None)? as usize;
+        let app_text = take_app_text(
+            t,
+            &["coswitch"],
+            "kind, prefix, servers, hosts_per_server, controller_port, metrics_port, [coswitch]",
+        )?;
         let app = CoSwitchAppConfig::parse(&app_text)?;
         if app.tor_dpid != TOR_DPID {
             return Err(format!("key `coswitch.tor_dpid`: the lab's ToR is datapath {TOR_DPID}"));
@@ -154,9 +118,7 @@ impl CoSwitchLabSpec {
 
     /// Every namespace the lab makes.
     pub fn namespaces(&self) -> Vec<String> {
-        let mut v = vec![self.switch_ns()];
-        v.extend((1..=self.hosts()).map(|h| self.host_ns(h)));
-        v
+        lab_namespaces(&self.prefix, self.hosts())
     }
 
     /// Server `s`'s vswitch bridge.

@@ -81,10 +81,7 @@ impl LabSpec {
     }
 
     fn check(&self) -> Result<(), String> {
-        let p = &self.prefix;
-        if p.is_empty() || p.len() > 6 || !p.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()) {
-            return Err(format!("key `prefix`: {p:?} must be 1-6 characters of a-z, 0-9"));
-        }
+        super::app_lab::check_prefix(&self.prefix)?;
         if self.axons == 0 || self.axons > 250 {
             return Err("key `axons`: 1 to 250".into());
         }

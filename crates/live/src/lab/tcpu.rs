@@ -24,8 +24,8 @@
 //! it; nothing else.
 
 use super::app_lab::{
-    attach_state, bring_up, config_with_log, controller_rows, replay_file, start_controller, stop_controller, wait_for,
-    wait_reachable,
+    attach_state, bring_up, config_with_log, controller_rows, is_kind, lab_namespaces, load_spec, replay_file,
+    start_controller, stop_controller, take_app_text, take_common, take_int, wait_for, wait_reachable,
 };
 use super::ovs::PrivateOvs;
 use super::{add_namespace, in_ns, is_lab_state, kill_processes_under, remove_named, veth};
@@ -57,63 +57,25 @@ pub struct TcpuLabSpec {
 
 /// Whether a lab text is a TCPU lab (`kind = "tcpu"`); other labs are Axon labs.
 pub fn is_tcpu_lab(text: &str) -> bool {
-    toml::from_str::<toml::Table>(text)
-        .ok()
-        .and_then(|t| t.get("kind").and_then(|k| k.as_str().map(|k| k == "tcpu")))
-        .unwrap_or(false)
+    is_kind(text, "tcpu")
 }
 
 impl TcpuLabSpec {
     /// Reads and checks a lab file; errors name the file and the key.
     pub fn load(path: &Path) -> Result<TcpuLabSpec, String> {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        TcpuLabSpec::parse(&text).map_err(|e| format!("{}: {e}", path.display()))
+        load_spec(path, TcpuLabSpec::parse)
     }
 
     /// Parses and checks a lab text.
     pub fn parse(text: &str) -> Result<TcpuLabSpec, String> {
         let mut t: toml::Table = toml::from_str(text).map_err(|e| crate::toml_error::describe(text, &e))?;
-        let mut take = |k: &str| t.remove(k).ok_or_else(|| format!("key `{k}`: missing"));
-        let kind = take("kind")?;
-        if kind.as_str() != Some("tcpu") {
-            return Err(format!("key `kind`: expected \"tcpu\", got {kind}"));
-        }
-        let prefix = take("prefix")?.as_str().map(str::to_string).unwrap_or_default();
-        if prefix.is_empty()
-            || prefix.len() > 6
-            || !prefix.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
-        {
-            return Err(format!("key `prefix`: {prefix:?} must be 1-6 characters of a-z, 0-9"));
-        }
-        let int = |v: toml::Value, k: &str, lo: i64, hi: i64| -> Result<i64, String> {
-            v.as_integer()
-                .filter(|n| (lo..=hi).contains(n))
-                .ok_or_else(|| format!("key `{k}`: expected an integer from {lo} to {hi}, got {v}"))
-        };
-        let hosts = int(take("hosts")?, "hosts", 2, 8)? as usize;
-        let mut port = |k: &str, default: i64| -> Result<u16, String> {
-            match t.remove(k) {
-                Some(v) => int(v, k, 1, 65535).map(|n| n as u16),
-                None => Ok(default as u16),
-            }
-        };
-        let controller_port = port("controller_port", 6653)?;
-        let metrics_port = port("metrics_port", 9653)?;
-        if controller_port == metrics_port {
-            return Err("key `metrics_port`: the same as controller_port".into());
-        }
-        let mut app_table = toml::Table::new();
-        for k in ["tcpu", "app"] {
-            if let Some(v) = t.remove(k) {
-                app_table.insert(k.to_string(), v);
-            }
-        }
-        if let Some(k) = t.keys().next() {
-            return Err(format!(
-                "key `{k}`: unknown (expected kind, prefix, hosts, controller_port, metrics_port, [tcpu], [app])"
-            ));
-        }
-        let app_text = toml::to_string(&app_table).map_err(|e| e.to_string())?;
+        let (prefix, controller_port, metrics_port) = take_common(&mut t, "tcpu")?;
+        let hosts = take_int(&mut t, "hosts", 2, 8, None)? as usize;
+        let app_text = take_app_text(
+            t,
+            &["tcpu", "app"],
+            "kind, prefix, hosts, controller_port, metrics_port, [tcpu], [app]",
+        )?;
         let app = TcpuAppConfig::parse(&app_text)?;
         if usize::from(app.tcpu.ports) < hosts {
             return Err(format!("key `tcpu.ports`: {} ports for {hosts} hosts", app.tcpu.ports));
@@ -145,9 +107,7 @@ impl TcpuLabSpec {
 
     /// Every namespace the lab makes.
     pub fn namespaces(&self) -> Vec<String> {
-        let mut v = vec![self.switch_ns()];
-        v.extend((1..=self.hosts).map(|h| self.host_ns(h)));
-        v
+        lab_namespaces(&self.prefix, self.hosts)
     }
 
     /// The bridge standing for the ASIC.

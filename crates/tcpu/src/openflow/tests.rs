@@ -22,9 +22,9 @@ fn frame(s: u8, d: u8, proto: u8, sport: u16, dport: u16, len: usize) -> Vec<u8>
     let mut f = vec![0u8; len.max(54)];
     f[0..6].copy_from_slice(&mac(d).0);
     f[6..12].copy_from_slice(&mac(s).0);
-    f[12..14].copy_from_slice(&ETH_IPV4.to_be_bytes());
-    let ipl = (f.len() - ETH_LEN) as u16;
-    let h = &mut f[ETH_LEN..];
+    f[12..14].copy_from_slice(&EtherType::IPV4.0.to_be_bytes());
+    let ipl = (f.len() - tandem_wire::ethernet::HEADER_LEN) as u16;
+    let h = &mut f[tandem_wire::ethernet::HEADER_LEN..];
     h[0] = 0x45;
     h[2..4].copy_from_slice(&ipl.to_be_bytes());
     h[8] = 64;
