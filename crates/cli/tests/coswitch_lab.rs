@@ -18,7 +18,6 @@ use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tandem_testkit::{require, require_root, require_with};
 
 const PREFIX: &str = "ck";
 /// The ToR's elephant entries (labs/coswitch.toml).
@@ -58,14 +57,7 @@ asyncio.run(main())
 
 #[test]
 fn coswitch_live_offloads_only_marked_flows_and_moves_its_threshold() {
-    if !require_root("the CoSwitch lab test")
-        || !require("ovs-vswitchd", "openvswitch-switch")
-        || !require("iperf3", "iperf3")
-        || !require("python3", "python3")
-        || !require("ethtool", "ethtool")
-        || !require_with("ip", &["-V"], "iproute2")
-        || !require_with("ping", &["-V"], "iputils-ping")
-    {
+    if !common::app_lab_tools("the CoSwitch lab test") {
         return;
     }
     let shipped = std::fs::read_to_string(root().join("labs/coswitch.toml")).unwrap();

@@ -21,7 +21,6 @@ use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tandem_testkit::{require, require_root, require_with};
 
 const PREFIX: &str = "tk";
 /// k, the lab's table size (labs/tcpu.toml).
@@ -113,14 +112,7 @@ print(f"bursts {k}")
 
 #[test]
 fn tcpu_live_offloads_elephants_carries_mice_on_the_cpu_and_shapes_an_attack() {
-    if !require_root("the TCPU lab test")
-        || !require("ovs-vswitchd", "openvswitch-switch")
-        || !require("iperf3", "iperf3")
-        || !require("python3", "python3")
-        || !require("ethtool", "ethtool")
-        || !require_with("ip", &["-V"], "iproute2")
-        || !require_with("ping", &["-V"], "iputils-ping")
-    {
+    if !common::app_lab_tools("the TCPU lab test") {
         return;
     }
     let mut lab = AppLab::up("tcpu-lab", PREFIX, &lab_text());

@@ -160,3 +160,16 @@ async def main():
         await srv.serve_forever()
 asyncio.run(main())
 "#;
+
+/// Whether what an app lab test needs is here: root, Open vSwitch, iperf3, python3, ethtool,
+/// iproute2 and ping (each missing one is a visible skip, or a failure in CI).
+pub fn app_lab_tools(what: &str) -> bool {
+    use tandem_testkit::{require, require_root, require_with};
+    require_root(what)
+        && require("ovs-vswitchd", "openvswitch-switch")
+        && require("iperf3", "iperf3")
+        && require("python3", "python3")
+        && require("ethtool", "ethtool")
+        && require_with("ip", &["-V"], "iproute2")
+        && require_with("ping", &["-V"], "iputils-ping")
+}
