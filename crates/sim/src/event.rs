@@ -114,6 +114,9 @@ const LEVELS: usize = 8;
 const DIGITS: usize = 256;
 /// A bucket this small becomes the run by sorting it.
 const SORT_BUCKET: usize = 16;
+/// A refill keeps adding the next small buckets to the run until it holds this many events
+/// (so that the caller can look ahead at coming events and prefetch for them).
+const RUN_TARGET: usize = 48;
 /// At most this many pending events: keep them all in the run.
 const SMALL: usize = 8;
 /// ... until the run holds more than this many.
@@ -214,18 +217,27 @@ impl<E: Copy> EventQueue<E> {
         }
     }
 
+    /// The lowest occupied bucket's level and index (`levels` must not be 0).
+    #[inline]
+    fn lowest(&self) -> (usize, usize) {
+        let level = self.levels.trailing_zeros() as usize;
+        let occ = &self.occupied[level];
+        let w = occ.iter().position(|&w| w != 0).unwrap_or(0);
+        let digit = w * 64 + occ[w].trailing_zeros() as usize;
+        (level, level * DIGITS + digit)
+    }
+
     /// Takes the lowest occupied bucket out of the bitmaps and returns its index.
     #[inline]
     fn take_lowest(&mut self) -> (usize, usize) {
-        let level = self.levels.trailing_zeros() as usize;
+        let (level, i) = self.lowest();
+        let digit = i - level * DIGITS;
         let occ = &mut self.occupied[level];
-        let w = occ.iter().position(|&w| w != 0).unwrap_or(0);
-        let digit = w * 64 + occ[w].trailing_zeros() as usize;
-        occ[w] &= occ[w].wrapping_sub(1);
+        occ[digit / 64] &= !(1 << (digit % 64));
         if occ.iter().all(|&w| w == 0) {
             self.levels &= !(1 << level);
         }
-        (level, level * DIGITS + digit)
+        (level, i)
     }
 
     /// Refills the used-up run from the buckets; false when nothing is pending.
@@ -255,7 +267,21 @@ impl<E: Copy> EventQueue<E> {
             if self.buckets[i].capacity() > KEEP {
                 self.buckets[i] = Vec::new();
             }
-            if level > 0 {
+            let mut sort = level > 0;
+            // Runs of one or two events leave the caller nothing to look ahead at
+            // (`upcoming`): the next lowest buckets join while they are small. They hold
+            // only later times, in bucket order, so one stable sort orders the whole run.
+            while self.run.len() < RUN_TARGET && self.levels != 0 {
+                let (level, i) = self.lowest();
+                let n = self.buckets[i].len();
+                if (level > 0 && n > SORT_BUCKET) || self.run.len() + n > RUN_TARGET + SORT_BUCKET {
+                    break;
+                }
+                self.take_lowest();
+                self.run.append(&mut self.buckets[i]);
+                sort |= level > 0;
+            }
+            if sort {
                 sort_by_time(&mut self.run);
             }
             self.hi = self.run[self.run.len() - 1].0;
@@ -320,6 +346,13 @@ impl<E: Copy> EventQueue<E> {
         let w = occ.iter().position(|&w| w != 0)?;
         let digit = w * 64 + occ[w].trailing_zeros() as usize;
         self.buckets[level * DIGITS + digit].iter().map(|e| e.0).min()
+    }
+    /// The event `k` places after the next one, if it is already in the sorted run (events
+    /// still in buckets are not looked at): what a caller may prefetch for while it handles the
+    /// next. `upcoming(0)` is the next event, when the run holds it.
+    #[inline]
+    pub fn upcoming(&self, k: usize) -> Option<&(Time, E)> {
+        self.run.get(self.head + k)
     }
     /// Events pending.
     pub fn len(&self) -> usize {

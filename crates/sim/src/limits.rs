@@ -161,7 +161,8 @@ fn node_bytes() -> u64 {
 fn port_bytes(classes: u8) -> u64 {
     size_of::<crate::topology::Port>() as u64
         + size_of::<crate::sim::Port>() as u64
-        + u64::from(classes.clamp(1, 8)) * crate::queue::class_queue_bytes() as u64
+        // Class 0 lives inside the port; the others on the heap.
+        + u64::from(classes.clamp(1, 8) - 1) * crate::queue::class_queue_bytes() as u64
         // The switch model's level per port.
         + size_of::<usize>() as u64
 }

@@ -134,11 +134,25 @@ impl PacketPool {
     pub fn get_mut(&mut self, id: PacketId) -> &mut Packet {
         &mut self.slots[id.0 as usize]
     }
+    /// The packet behind a handle, or `None` for a handle out of range (a free slot still
+    /// holds its last packet).
+    #[inline]
+    pub fn try_get(&self, id: PacketId) -> Option<&Packet> {
+        self.slots.get(id.0 as usize)
+    }
     /// Takes the packet out and frees its slot.
     #[inline]
     pub fn remove(&mut self, id: PacketId) -> Packet {
         self.free.push(id.0);
         self.slots[id.0 as usize]
+    }
+    /// Asks the CPU to bring the packet behind a handle into the cache ahead of its use (a
+    /// hint: no effect on results; nothing happens for a handle out of range).
+    #[inline]
+    pub fn prefetch(&self, id: PacketId) {
+        if let Some(p) = self.slots.get(id.0 as usize) {
+            crate::prefetch::prefetch(p);
+        }
     }
     /// Packets currently stored.
     pub fn live(&self) -> usize {

@@ -114,6 +114,61 @@ struct ClassQueue {
     red_idle_since: Option<Time>,
 }
 
+/// A port's class queues: class 0 inline, so that a single-class port (the common case)
+/// reaches its packets through one pointer less; classes 1.. on the heap.
+#[derive(Debug, Clone)]
+struct Classes {
+    first: ClassQueue,
+    rest: Vec<ClassQueue>,
+}
+
+impl Classes {
+    /// `n` (at least 1) empty classes.
+    fn new(n: usize) -> Classes {
+        Classes {
+            first: ClassQueue::default(),
+            rest: vec![ClassQueue::default(); n.max(1) - 1],
+        }
+    }
+    fn len(&self) -> usize {
+        1 + self.rest.len()
+    }
+    fn get(&self, i: usize) -> Option<&ClassQueue> {
+        if i == 0 {
+            Some(&self.first)
+        } else {
+            self.rest.get(i - 1)
+        }
+    }
+    fn iter_mut(&mut self) -> impl Iterator<Item = &mut ClassQueue> {
+        std::iter::once(&mut self.first).chain(self.rest.iter_mut())
+    }
+    fn iter(&self) -> impl Iterator<Item = &ClassQueue> {
+        std::iter::once(&self.first).chain(self.rest.iter())
+    }
+}
+
+impl std::ops::Index<usize> for Classes {
+    type Output = ClassQueue;
+    fn index(&self, i: usize) -> &ClassQueue {
+        if i == 0 {
+            &self.first
+        } else {
+            &self.rest[i - 1]
+        }
+    }
+}
+
+impl std::ops::IndexMut<usize> for Classes {
+    fn index_mut(&mut self, i: usize) -> &mut ClassQueue {
+        if i == 0 {
+            &mut self.first
+        } else {
+            &mut self.rest[i - 1]
+        }
+    }
+}
+
 /// Bytes of one class of an egress queue, for [`crate::limits`].
 pub(crate) fn class_queue_bytes() -> usize {
     std::mem::size_of::<ClassQueue>()
@@ -177,7 +232,7 @@ pub enum Admission {
 #[derive(Debug, Clone)]
 pub struct EgressQueues {
     cfg: QueueConfig,
-    classes: Vec<ClassQueue>,
+    classes: Classes,
     total_bytes: u64,
     total_packets: u32,
     /// Byte levels a switch model watches, ascending; see [`EgressQueues::level`].
@@ -208,7 +263,7 @@ impl EgressQueues {
         let n = usize::from(cfg.classes.clamp(1, 8));
         EgressQueues {
             cfg,
-            classes: vec![ClassQueue::default(); n],
+            classes: Classes::new(n),
             total_bytes: 0,
             total_packets: 0,
             watch: Vec::new(),
@@ -387,6 +442,25 @@ impl EgressQueues {
         self.stats.enqueued += 1;
         self.stats.peak_bytes = self.stats.peak_bytes.max(self.total_bytes);
         Admission::Queued { marked }
+    }
+
+    /// Cache hint for a coming dequeue: the entry at the head of the first non-empty class.
+    #[inline]
+    pub(crate) fn prefetch_head(&self) {
+        if let Some(e) = self.classes.iter().find_map(|c| c.q.front()) {
+            crate::prefetch::prefetch(e);
+        }
+    }
+    /// Cache hint for a coming enqueue into class `class`: its counters and the slot after its
+    /// last entry (where the entry will be written, when the ring has not wrapped there).
+    #[inline]
+    pub(crate) fn prefetch_tail(&self, class: u8) {
+        let ci = usize::from(class).min(self.classes.len() - 1);
+        let cq = &self.classes[ci];
+        crate::prefetch::prefetch(cq);
+        if let Some(e) = cq.q.back() {
+            crate::prefetch::prefetch_after(e);
+        }
     }
 
     /// Takes the next packet: the head of the highest-priority non-empty class.

@@ -116,6 +116,14 @@ pub struct Sim {
     processed: u64,
 }
 
+/// How many events ahead of the one being handled the loop prefetches in each of its three
+/// stages: first what an event names (its packet, a port), then what those lead to (the egress
+/// port an arriving packet will take, the entry a port will send next), then the queue slot an
+/// arriving packet will be written to. Each stage reads only lines an earlier one fetched.
+const PREFETCH_FAR: usize = 6;
+const PREFETCH_MID: usize = 3;
+const PREFETCH_NEAR: usize = 1;
+
 fn ecmp_hash(flow: FlowId, node: NodeId) -> u64 {
     // SplitMix64 of (flow, switch): deterministic and well spread, so ECMP neither polarises
     // nor depends on anything but ids.
@@ -307,6 +315,15 @@ impl Sim {
     /// Runs events up to and including time `until`; returns false when no event is left.
     pub fn run_until(&mut self, until: Time) -> bool {
         while let Some((t, ev)) = self.events.pop_until(until) {
+            if let Some(&(_, e)) = self.events.upcoming(PREFETCH_FAR) {
+                self.prefetch_far(e);
+            }
+            if let Some(&(_, e)) = self.events.upcoming(PREFETCH_MID) {
+                self.prefetch_mid(e);
+            }
+            if let Some(&(_, e)) = self.events.upcoming(PREFETCH_NEAR) {
+                self.prefetch_near(e);
+            }
             self.now = t;
             self.processed += 1;
             self.handle(ev);
@@ -316,6 +333,86 @@ impl Sim {
         }
         self.now = until;
         true
+    }
+
+    /// First prefetch stage for a coming event (hints only; results never change): what the
+    /// event names. At scale packets and ports are cache misses, and without the hints the
+    /// loop would wait for each in turn.
+    #[inline]
+    fn prefetch_far(&self, ev: Event) {
+        match ev {
+            Event::Arrive { pkt, .. } => self.pool.prefetch(pkt),
+            Event::Enqueue { node, port, pkt, .. } => {
+                self.pool.prefetch(pkt);
+                if let Some(p) = self.port_ref(node, port) {
+                    crate::prefetch::prefetch(p);
+                }
+            }
+            Event::TxDone { node, port } => {
+                if let Some(p) = self.port_ref(node, port) {
+                    crate::prefetch::prefetch(p);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Second stage: the egress port an arriving packet will take, the entry a port will send.
+    #[inline]
+    fn prefetch_mid(&self, ev: Event) {
+        match ev {
+            Event::Arrive { node, pkt, .. } => {
+                if let Some(out) = self.egress_hint(node, pkt) {
+                    crate::prefetch::prefetch(out);
+                }
+            }
+            Event::TxDone { node, port } => {
+                if let Some(p) = self.port_ref(node, port) {
+                    p.queues.prefetch_head();
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Third stage: the queue slot an arriving or enqueued packet will be written to.
+    #[inline]
+    fn prefetch_near(&self, ev: Event) {
+        let (out, pkt) = match ev {
+            Event::Arrive { node, pkt, .. } => (self.egress_hint(node, pkt), pkt),
+            Event::Enqueue { node, port, pkt, .. } => (self.port_ref(node, port), pkt),
+            _ => return,
+        };
+        if let (Some(out), Some(p)) = (out, self.pool.try_get(pkt)) {
+            out.queues.prefetch_tail(p.class);
+        }
+    }
+
+    fn port_ref(&self, node: NodeId, port: u16) -> Option<&Port> {
+        self.nodes.get(node.0 as usize)?.ports.get(usize::from(port))
+    }
+
+    /// The egress port a packet arriving at a plain switch (no model, no tables) will take, for
+    /// the prefetch hints; `None` where the switch's pipeline decides otherwise.
+    fn egress_hint(&self, node: NodeId, pkt: PacketId) -> Option<&Port> {
+        let n = self.nodes.get(node.0 as usize)?;
+        if n.kind != NodeKind::Switch || n.model.is_some() || !n.tables.is_empty() {
+            return None;
+        }
+        let out = self.ecmp_choice(node, self.pool.try_get(pkt)?)?;
+        n.ports.get(usize::from(out))
+    }
+
+    /// The routing's egress port for a packet at a switch: its equal-cost set, one port chosen
+    /// by the flow's hash; `None` without a route.
+    #[inline]
+    fn ecmp_choice(&self, node: NodeId, p: &Packet) -> Option<u16> {
+        let ports = self.routing.next_ports(node, p.dst);
+        match ports.len() {
+            0 => None,
+            1 => Some(ports[0]),
+            n => Some(ports[(ecmp_hash(p.flow, node) % n as u64) as usize]),
+        }
     }
 
     fn handle(&mut self, ev: Event) {
@@ -580,21 +677,16 @@ impl Sim {
         }
         let out = match out_port {
             Some(o) => o,
-            None => {
-                let p = self.pool.get(pkt);
-                let ports = self.routing.next_ports(node, p.dst);
-                if ports.is_empty() {
+            None => match self.ecmp_choice(node, self.pool.get(pkt)) {
+                Some(o) => o,
+                None => {
                     let size = self.pool.remove(pkt).size;
                     self.nodes[node.0 as usize].ports[usize::from(port)]
                         .queues
                         .count_external_drop(DropReason::NoRoute, size);
                     return;
                 }
-                match ports.len() {
-                    1 => ports[0],
-                    n => ports[(ecmp_hash(p.flow, node) % n as u64) as usize],
-                }
-            }
+            },
         };
         self.forward(node, out, pkt, last_bit);
     }
