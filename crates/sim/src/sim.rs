@@ -411,6 +411,9 @@ impl Sim {
         match ports.len() {
             0 => None,
             1 => Some(ports[0]),
+            // A power-of-two set (every fat tree's and most leaf-spines') by a mask: the same
+            // index as `%`, without a division per packet and hop.
+            n if n.is_power_of_two() => Some(ports[(ecmp_hash(p.flow, node) & (n as u64 - 1)) as usize]),
             n => Some(ports[(ecmp_hash(p.flow, node) % n as u64) as usize]),
         }
     }

@@ -859,8 +859,92 @@ enum RoutingKind {
     Computed {
         shape: Shape,
         ports: Vec<u16>,
+        /// A fat tree's divisors, precomputed (`None` for other shapes).
+        fat_tree: Option<FatTreeRoute>,
     },
     Tables(Tables),
+}
+
+/// Division of a `u32` by a fixed divisor with one multiplication (Lemire, Kaser & Kurz,
+/// "Faster remainder by direct computation", 2019: exact for every 32-bit dividend with a
+/// 64-bit magic number), for the per-packet route computation.
+#[derive(Debug, Clone, Copy)]
+struct FastDiv {
+    d: u32,
+    magic: u64,
+}
+
+impl FastDiv {
+    fn new(d: u32) -> FastDiv {
+        let d = d.max(1);
+        FastDiv {
+            d,
+            magic: (u64::MAX / u64::from(d)).wrapping_add(1),
+        }
+    }
+    #[inline]
+    fn div(self, n: u32) -> u32 {
+        if self.d == 1 {
+            return n;
+        }
+        ((u128::from(self.magic) * u128::from(n)) >> 64) as u32
+    }
+    #[inline]
+    fn rem(self, n: u32) -> u32 {
+        n - self.div(n) * self.d
+    }
+}
+
+/// [`Shape::route`] of a fat tree with its divisions by `k / 2` and `(k / 2)^2` precomputed:
+/// the same answers (a test compares every switch and host), without a hardware division per
+/// packet and hop.
+#[derive(Debug, Clone, Copy)]
+struct FatTreeRoute {
+    h: u32,
+    hosts: u32,
+    edges: u32,
+    by_h: FastDiv,
+    by_hh: FastDiv,
+}
+
+impl FatTreeRoute {
+    fn new(k: u32) -> FatTreeRoute {
+        let h = k / 2;
+        FatTreeRoute {
+            h,
+            hosts: k * h * h,
+            edges: k * h,
+            by_h: FastDiv::new(h),
+            by_hh: FastDiv::new(h * h),
+        }
+    }
+
+    #[inline]
+    fn route(&self, sw: u32, dst: u32) -> Option<(u32, u32)> {
+        let (h, edges) = (self.h, self.edges);
+        let one = |p: u32| Some((p, p + 1));
+        let i = sw.checked_sub(self.hosts)?;
+        if dst >= self.hosts {
+            None
+        } else if i < edges {
+            let edge = self.by_h.div(dst);
+            if edge == i {
+                one(dst - edge * h)
+            } else {
+                Some((h, 2 * h))
+            }
+        } else if i < 2 * edges {
+            if self.by_hh.div(dst) == self.by_h.div(i - edges) {
+                one(self.by_h.rem(self.by_h.div(dst)))
+            } else {
+                Some((h, 2 * h))
+            }
+        } else if i - 2 * edges < h * h {
+            one(self.by_hh.div(dst))
+        } else {
+            None
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -888,6 +972,13 @@ impl Routing {
                     kind: RoutingKind::Computed {
                         shape,
                         ports: (0..n).map(|p| p as u16).collect(),
+                        fat_tree: match shape {
+                            // k * h * h must fit a u32 for the node numbers to, as in Shape::route.
+                            Shape::FatTree { k } if u64::from(k).pow(3) / 4 < u64::from(u32::MAX) => {
+                                Some(FatTreeRoute::new(k))
+                            }
+                            _ => None,
+                        },
                     },
                 }
             }
@@ -995,10 +1086,16 @@ impl Routing {
     /// always send on port 0.)
     pub fn next_ports(&self, switch: NodeId, dst_host: NodeId) -> &[u16] {
         match &self.kind {
-            RoutingKind::Computed { shape, ports } => match shape.route(switch.0, dst_host.0) {
-                Some((a, b)) => &ports[a as usize..b as usize],
-                None => &[],
-            },
+            RoutingKind::Computed { shape, ports, fat_tree } => {
+                let route = match fat_tree {
+                    Some(f) => f.route(switch.0, dst_host.0),
+                    None => shape.route(switch.0, dst_host.0),
+                };
+                match route {
+                    Some((a, b)) => &ports[a as usize..b as usize],
+                    None => &[],
+                }
+            }
             RoutingKind::Tables(t) => {
                 let si = t.switch_index.get(switch.0 as usize).copied().unwrap_or(NO_INDEX);
                 let hi = t.host_index.get(dst_host.0 as usize).copied().unwrap_or(NO_INDEX);
@@ -1064,6 +1161,37 @@ fn mix64(mut z: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fast_division_is_exact() {
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        for d in (1..=300).chain([1 << 16, 65_535, 1_000_003, u32::MAX]) {
+            let f = FastDiv::new(d);
+            let edges = [0, 1, d - 1, d, d.wrapping_add(1), u32::MAX - 1, u32::MAX];
+            for n in edges.into_iter().chain((0..2_000).map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x as u32
+            })) {
+                assert_eq!((f.div(n), f.rem(n)), (n / d, n % d), "{n} / {d}");
+            }
+        }
+    }
+
+    #[test]
+    fn precomputed_fat_tree_routes_are_the_shapes_routes() {
+        for k in [2, 4, 6, 8, 10, 16] {
+            let shape = Shape::FatTree { k };
+            let f = FatTreeRoute::new(k);
+            let nodes = (shape.size().hosts + shape.size().switches) as u32;
+            for sw in 0..nodes + 2 {
+                for dst in 0..nodes + 2 {
+                    assert_eq!(f.route(sw, dst), shape.route(sw, dst), "k {k}, switch {sw}, host {dst}");
+                }
+            }
+        }
+    }
     use crate::time::US;
 
     fn link(gbps: u64) -> LinkConfig {
