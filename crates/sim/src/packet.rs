@@ -134,12 +134,6 @@ impl PacketPool {
     pub fn get_mut(&mut self, id: PacketId) -> &mut Packet {
         &mut self.slots[id.0 as usize]
     }
-    /// The packet behind a handle, or `None` for a handle out of range (a free slot still
-    /// holds its last packet).
-    #[inline]
-    pub fn try_get(&self, id: PacketId) -> Option<&Packet> {
-        self.slots.get(id.0 as usize)
-    }
     /// Takes the packet out and frees its slot.
     #[inline]
     pub fn remove(&mut self, id: PacketId) -> Packet {

@@ -22,18 +22,3 @@ pub(crate) fn prefetch<T>(value: &T) {
     #[cfg(not(target_arch = "x86_64"))]
     let _ = value;
 }
-
-/// Asks the CPU to bring the cache line just after `*value` into the cache (the next slot of
-/// an array `value` is the last entry of). A no-op on targets without a prefetch instruction.
-#[inline(always)]
-pub(crate) fn prefetch_after<T>(value: &T) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        let next = (value as *const T).wrapping_add(1) as *const i8;
-        // SAFETY: a prefetch is a hint that never faults, whatever the address.
-        unsafe { _mm_prefetch::<_MM_HINT_T0>(next) };
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = value;
-}

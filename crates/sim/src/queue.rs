@@ -143,9 +143,6 @@ impl Classes {
     fn iter_mut(&mut self) -> impl Iterator<Item = &mut ClassQueue> {
         std::iter::once(&mut self.first).chain(self.rest.iter_mut())
     }
-    fn iter(&self) -> impl Iterator<Item = &ClassQueue> {
-        std::iter::once(&self.first).chain(self.rest.iter())
-    }
 }
 
 impl std::ops::Index<usize> for Classes {
@@ -442,25 +439,6 @@ impl EgressQueues {
         self.stats.enqueued += 1;
         self.stats.peak_bytes = self.stats.peak_bytes.max(self.total_bytes);
         Admission::Queued { marked }
-    }
-
-    /// Cache hint for a coming dequeue: the entry at the head of the first non-empty class.
-    #[inline]
-    pub(crate) fn prefetch_head(&self) {
-        if let Some(e) = self.classes.iter().find_map(|c| c.q.front()) {
-            crate::prefetch::prefetch(e);
-        }
-    }
-    /// Cache hint for a coming enqueue into class `class`: its counters and the slot after its
-    /// last entry (where the entry will be written, when the ring has not wrapped there).
-    #[inline]
-    pub(crate) fn prefetch_tail(&self, class: u8) {
-        let ci = usize::from(class).min(self.classes.len() - 1);
-        let cq = &self.classes[ci];
-        crate::prefetch::prefetch(cq);
-        if let Some(e) = cq.q.back() {
-            crate::prefetch::prefetch_after(e);
-        }
     }
 
     /// Takes the next packet: the head of the highest-priority non-empty class.

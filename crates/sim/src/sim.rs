@@ -116,13 +116,10 @@ pub struct Sim {
     processed: u64,
 }
 
-/// How many events ahead of the one being handled the loop prefetches in each of its three
-/// stages: first what an event names (its packet, a port), then what those lead to (the egress
-/// port an arriving packet will take, the entry a port will send next), then the queue slot an
-/// arriving packet will be written to. Each stage reads only lines an earlier one fetched.
-const PREFETCH_FAR: usize = 6;
-const PREFETCH_MID: usize = 3;
-const PREFETCH_NEAR: usize = 1;
+/// How many events ahead of the one being handled the loop prefetches for (see
+/// [`Sim::prefetch`]; measured on the k = 16 fat-tree benchmark, where events 6 ahead are
+/// usually already in the queue's sorted run).
+const PREFETCH_AHEAD: usize = 6;
 
 fn ecmp_hash(flow: FlowId, node: NodeId) -> u64 {
     // SplitMix64 of (flow, switch): deterministic and well spread, so ECMP neither polarises
@@ -315,14 +312,8 @@ impl Sim {
     /// Runs events up to and including time `until`; returns false when no event is left.
     pub fn run_until(&mut self, until: Time) -> bool {
         while let Some((t, ev)) = self.events.pop_until(until) {
-            if let Some(&(_, e)) = self.events.upcoming(PREFETCH_FAR) {
-                self.prefetch_far(e);
-            }
-            if let Some(&(_, e)) = self.events.upcoming(PREFETCH_MID) {
-                self.prefetch_mid(e);
-            }
-            if let Some(&(_, e)) = self.events.upcoming(PREFETCH_NEAR) {
-                self.prefetch_near(e);
+            if let Some(&(_, e)) = self.events.upcoming(PREFETCH_AHEAD) {
+                self.prefetch(e);
             }
             self.now = t;
             self.processed += 1;
@@ -335,72 +326,32 @@ impl Sim {
         true
     }
 
-    /// First prefetch stage for a coming event (hints only; results never change): what the
-    /// event names. At scale packets and ports are cache misses, and without the hints the
-    /// loop would wait for each in turn.
+    /// Asks the CPU for what a coming event names (a hint; results never change): its packet,
+    /// and the port a `TxDone` or `Enqueue` works on. At scale (hundreds of thousands of
+    /// packets in flight, thousands of ports) these are cache misses, which the loop would
+    /// otherwise wait for one after the other; a second stage (the egress port an arriving
+    /// packet will take, the queue entry a port sends next) measured no better.
     #[inline]
-    fn prefetch_far(&self, ev: Event) {
-        match ev {
-            Event::Arrive { pkt, .. } => self.pool.prefetch(pkt),
+    fn prefetch(&self, ev: Event) {
+        let port = match ev {
+            Event::Arrive { pkt, .. } => {
+                self.pool.prefetch(pkt);
+                return;
+            }
             Event::Enqueue { node, port, pkt, .. } => {
                 self.pool.prefetch(pkt);
-                if let Some(p) = self.port_ref(node, port) {
-                    crate::prefetch::prefetch(p);
-                }
+                (node, port)
             }
-            Event::TxDone { node, port } => {
-                if let Some(p) = self.port_ref(node, port) {
-                    crate::prefetch::prefetch(p);
-                }
-            }
-            _ => {}
-        }
-    }
-
-    /// Second stage: the egress port an arriving packet will take, the entry a port will send.
-    #[inline]
-    fn prefetch_mid(&self, ev: Event) {
-        match ev {
-            Event::Arrive { node, pkt, .. } => {
-                if let Some(out) = self.egress_hint(node, pkt) {
-                    crate::prefetch::prefetch(out);
-                }
-            }
-            Event::TxDone { node, port } => {
-                if let Some(p) = self.port_ref(node, port) {
-                    p.queues.prefetch_head();
-                }
-            }
-            _ => {}
-        }
-    }
-
-    /// Third stage: the queue slot an arriving or enqueued packet will be written to.
-    #[inline]
-    fn prefetch_near(&self, ev: Event) {
-        let (out, pkt) = match ev {
-            Event::Arrive { node, pkt, .. } => (self.egress_hint(node, pkt), pkt),
-            Event::Enqueue { node, port, pkt, .. } => (self.port_ref(node, port), pkt),
+            Event::TxDone { node, port } => (node, port),
             _ => return,
         };
-        if let (Some(out), Some(p)) = (out, self.pool.try_get(pkt)) {
-            out.queues.prefetch_tail(p.class);
+        if let Some(p) = self
+            .nodes
+            .get(port.0 .0 as usize)
+            .and_then(|n| n.ports.get(usize::from(port.1)))
+        {
+            crate::prefetch::prefetch(p);
         }
-    }
-
-    fn port_ref(&self, node: NodeId, port: u16) -> Option<&Port> {
-        self.nodes.get(node.0 as usize)?.ports.get(usize::from(port))
-    }
-
-    /// The egress port a packet arriving at a plain switch (no model, no tables) will take, for
-    /// the prefetch hints; `None` where the switch's pipeline decides otherwise.
-    fn egress_hint(&self, node: NodeId, pkt: PacketId) -> Option<&Port> {
-        let n = self.nodes.get(node.0 as usize)?;
-        if n.kind != NodeKind::Switch || n.model.is_some() || !n.tables.is_empty() {
-            return None;
-        }
-        let out = self.ecmp_choice(node, self.pool.try_get(pkt)?)?;
-        n.ports.get(usize::from(out))
     }
 
     /// The routing's egress port for a packet at a switch: its equal-cost set, one port chosen
