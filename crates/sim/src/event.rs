@@ -117,6 +117,8 @@ const SORT_BUCKET: usize = 16;
 /// A refill keeps adding the next small buckets to the run until it holds this many events
 /// (so that the caller can look ahead at coming events and prefetch for them).
 const RUN_TARGET: usize = 48;
+/// ... when at least this many events are pending.
+const MERGE_PENDING: usize = 4096;
 /// At most this many pending events: keep them all in the run.
 const SMALL: usize = 8;
 /// ... until the run holds more than this many.
@@ -269,9 +271,11 @@ impl<E: Copy> EventQueue<E> {
             }
             let mut sort = level > 0;
             // Runs of one or two events leave the caller nothing to look ahead at
-            // (`upcoming`): the next lowest buckets join while they are small. They hold
+            // (`upcoming`): with many events pending (a working set beyond the caches,
+            // where looking ahead pays) the next lowest buckets join while they are small.
+            // With few pending, a longer run only makes insertions into it dearer. They hold
             // only later times, in bucket order, so one stable sort orders the whole run.
-            while self.run.len() < RUN_TARGET && self.levels != 0 {
+            while self.len >= MERGE_PENDING && self.run.len() < RUN_TARGET && self.levels != 0 {
                 let (level, i) = self.lowest();
                 let n = self.buckets[i].len();
                 if (level > 0 && n > SORT_BUCKET) || self.run.len() + n > RUN_TARGET + SORT_BUCKET {
