@@ -419,15 +419,16 @@ mod tests {
     /// (ties, near and far future, now and then the past), pops and bounded pops.
     #[test]
     fn same_order_as_a_heap_with_sequence_numbers() {
-        for seed in 0..60u64 {
+        for seed in 0..80u64 {
             let mut rng = rand_pcg::Pcg64::seed_from_u64(seed);
             let mut q = EventQueue::new();
             let mut reference = BinaryHeap::new();
             let mut seq = 0u32;
             let mut now: Time = 0;
-            // Some seeds keep the queue small (all in the run), others let it grow large.
-            let target = [4usize, 40, 3000][seed as usize % 3];
-            let scale = [4u32, 12, 24, 40][(seed / 3) as usize % 4];
+            // Some seeds keep the queue small (all in the run), others let it grow large
+            // (12,000: beyond `MERGE_PENDING`, so refills join buckets into longer runs).
+            let target = [4usize, 40, 3000, 12_000][seed as usize % 4];
+            let scale = [4u32, 12, 24, 40][(seed / 4) as usize % 4];
             for _ in 0..20_000 {
                 let push = reference.len() < target / 2 || rng.random_range(0..100) < 52;
                 if push {
@@ -462,6 +463,9 @@ mod tests {
                 }
                 assert_eq!(q.len(), reference.len());
                 assert_eq!(q.peek_time(), reference.peek().map(|r| r.0 .0));
+                if let Some(&(t, _)) = q.upcoming(0) {
+                    assert_eq!(Some(t), q.peek_time(), "seed {seed}");
+                }
             }
             while let Some(Reverse(want)) = reference.pop() {
                 let (t, e) = q.pop().expect("pending");
