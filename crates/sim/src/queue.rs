@@ -134,11 +134,7 @@ impl Classes {
         1 + self.rest.len()
     }
     fn get(&self, i: usize) -> Option<&ClassQueue> {
-        if i == 0 {
-            Some(&self.first)
-        } else {
-            self.rest.get(i - 1)
-        }
+        (i < self.len()).then(|| &self[i])
     }
     fn iter_mut(&mut self) -> impl Iterator<Item = &mut ClassQueue> {
         std::iter::once(&mut self.first).chain(self.rest.iter_mut())

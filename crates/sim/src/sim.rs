@@ -333,11 +333,8 @@ impl Sim {
     /// packet will take, the queue entry a port sends next) measured no better.
     #[inline]
     fn prefetch(&self, ev: Event) {
-        let port = match ev {
-            Event::Arrive { pkt, .. } => {
-                self.pool.prefetch(pkt);
-                return;
-            }
+        let (node, port) = match ev {
+            Event::Arrive { pkt, .. } => return self.pool.prefetch(pkt),
             Event::Enqueue { node, port, pkt, .. } => {
                 self.pool.prefetch(pkt);
                 (node, port)
@@ -347,8 +344,8 @@ impl Sim {
         };
         if let Some(p) = self
             .nodes
-            .get(port.0 .0 as usize)
-            .and_then(|n| n.ports.get(usize::from(port.1)))
+            .get(node.0 as usize)
+            .and_then(|n| n.ports.get(usize::from(port)))
         {
             crate::prefetch::prefetch(p);
         }
