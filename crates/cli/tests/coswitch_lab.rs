@@ -118,6 +118,7 @@ fn coswitch_live_offloads_only_marked_flows_and_moves_its_threshold() {
     let before = lab.status();
     let t1 = field(line(&before, "coswitch"), "threshold_packets").unwrap();
     let reports1 = field(line(&before, "coswitch"), "reports").unwrap();
+    let moves1 = field(line(&before, "coswitch"), "threshold_moves").unwrap();
     // Phase 2: the mouse rate steps up: 100 short connections a second (200 bytes each way,
     // about six packets a direction) from host 2 (server 1) to host 4 (server 2) for 5 s.
     let mice = lab.spawn(2, &["python3", "-c", MICE, "10.78.0.4", "9000", "100", "5", "200"]);
@@ -139,6 +140,7 @@ fn coswitch_live_offloads_only_marked_flows_and_moves_its_threshold() {
         "software_packets",
         "threshold_packets",
         "marked_flows",
+        "threshold_moves",
     ] {
         assert!(field(tor, key).is_some(), "{key}: {tor}");
     }
@@ -176,10 +178,16 @@ fn coswitch_live_offloads_only_marked_flows_and_moves_its_threshold() {
         .unwrap_or_else(|| panic!("{mice_out}"));
     assert!(ok >= 450, "{mice_out}");
     assert!(field(tor, "software_packets").unwrap() > 0);
-    // The loop ran, and the threshold moved when the mouse rate stepped up.
+    // The loop ran, and the threshold moved when the mouse rate stepped up. It may have
+    // moved back by the time the mice are done (the ToR's setups fall when they stop), so
+    // the check is on the moves Flow-Prediction made, not on the threshold at the end.
     let t2 = field(tor, "threshold_packets").unwrap();
     assert!(field(tor, "reports").unwrap() >= reports1 + 4, "{tor}");
-    assert_ne!(t2, t1, "the threshold did not move: {tor}");
+    let moves2 = field(tor, "threshold_moves").unwrap();
+    assert!(
+        moves2 > moves1,
+        "the threshold did not move after the step ({t1} before, {t2} after): {tor}"
+    );
 
     // Sim and live agree: the controller's log of every step of its cores, replayed through
     // fresh cores (the code the simulator runs), gives the same answers.

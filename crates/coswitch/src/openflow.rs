@@ -246,6 +246,8 @@ pub struct CoSwitchCounters {
     pub threshold: u64,
     /// Flow-Prediction reports made.
     pub reports: u64,
+    /// Reports that moved the threshold (a move and a move back count two).
+    pub threshold_moves: u64,
     /// Counter reads sent.
     pub counter_reads: u64,
     /// Flow_mods a switch refused.
@@ -525,6 +527,7 @@ impl CoSwitchApp {
                 vs.arbiter.set_threshold(t);
             }
             self.counters.threshold = u64::from(t);
+            self.counters.threshold_moves += 1;
             if self.trajectory.len() >= self.cfg.trajectory.max(1) {
                 self.trajectory.pop_front();
             }

@@ -323,6 +323,7 @@ impl Hooks<CoSwitchApp> for CoSwitchHooks {
             ("tor_full", c.tor_full),
             ("vswitch_flows", c.flows),
             ("reports", c.reports),
+            ("threshold_moves", c.threshold_moves),
             ("counter_reads", c.counter_reads),
             ("refused", c.refused),
         ] {

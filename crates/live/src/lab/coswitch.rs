@@ -386,7 +386,7 @@ pub fn status(lab: &CoSwitchLab, tandem: &Path) -> Result<Vec<String>, String> {
             "{{\"element\":\"{}\",\"kind\":\"coswitch\",\"dpid\":\"{:016x}\",\"table_entries\":{},",
             "\"table_capacity\":{},\"offloaded_flows\":{},\"software_packets\":{},\"threshold_packets\":{},",
             "\"marked_flows\":{},\"marked_entries\":{},\"switch_entries\":{},\"flow_limit\":{},\"tor_full\":{},",
-            "\"reports\":{}}}"
+            "\"reports\":{},\"threshold_moves\":{}}}"
         ),
         s.tor(),
         TOR_DPID,
@@ -401,6 +401,7 @@ pub fn status(lab: &CoSwitchLab, tandem: &Path) -> Result<Vec<String>, String> {
         u64::from(s.app.tor_capacity) + 1,
         get("tor_full", TOR_DPID),
         get("reports", TOR_DPID),
+        get("threshold_moves", TOR_DPID),
     )];
     for v in 1..=s.servers {
         let dump = lab.dump_flows(&s.vswitch(v))?;
