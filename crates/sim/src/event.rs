@@ -9,7 +9,7 @@ use crate::time::Time;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Event {
     /// The packet has arrived at `node` on `port` (its last bit, or for a cut-through switch its
-    /// header; `last_bit` says when the whole packet is in).
+    /// header; `rest` says when the whole packet is in).
     Arrive {
         /// Receiving node.
         node: NodeId,
@@ -17,8 +17,9 @@ pub enum Event {
         port: u16,
         /// The packet.
         pkt: PacketId,
-        /// When the last bit arrives (equal to the event time for store-and-forward).
-        last_bit: Time,
+        /// Picoseconds from the event's time to the packet's last bit (0 for store-and-forward);
+        /// [`FAR`] when that does not fit (the simulator keeps the time aside).
+        rest: u32,
     },
     /// A packet has passed a switch's pipeline latency and joins an egress queue.
     Enqueue {
@@ -28,8 +29,9 @@ pub enum Event {
         port: u16,
         /// The packet.
         pkt: PacketId,
-        /// When the last bit has arrived at the switch.
-        last_bit: Time,
+        /// Picoseconds from the event's time to the packet's last bit at the switch (as in
+        /// `Arrive`).
+        rest: u32,
     },
     /// The port has finished serialising its current packet and may start the next.
     TxDone {
@@ -66,48 +68,61 @@ pub enum Event {
     Sample,
 }
 
+/// `rest` of an [`Event::Arrive`] or [`Event::Enqueue`] whose last bit is 2^32 - 1 ps (4.3 ms)
+/// or more after the event (cut-through on a slow link): the time is kept by the simulator.
+/// The offset keeps the event at 16 bytes, so that a queued event with its time and sequence
+/// number takes 32.
+pub const FAR: u32 = u32::MAX;
+
 /// Pending events, earliest first, ties in scheduling order.
 ///
 /// Two parts. The *run* is a sorted vector of the earliest pending events: every pending
-/// event at or before `hi` is in it, in (time, scheduling) order, and popping takes its
-/// front. Later events wait in a monotone radix heap (Ahuja, Mehlhorn, Orlin & Tarjan 1990)
-/// with 8-bit digits: an event at time `t > hi` waits in bucket (`level`, `digit`), where
-/// `level` is the highest 8-bit digit in which `t` differs from `base` (a time no bucketed
-/// event precedes) and `digit` is `t`'s value there. Pushing appends to a bucket (or inserts
-/// into the run when `t <= hi`).
+/// event at or before `hi` is in it, in (time, sequence) order, and popping takes its front.
+/// Later events wait in a monotone radix heap (Ahuja, Mehlhorn, Orlin & Tarjan 1990) with
+/// 8-bit digits: an event at time `t > hi` waits in bucket (`level`, `digit`), where `level`
+/// is the highest 8-bit digit in which `t` differs from `base` (a time no bucketed event
+/// precedes) and `digit` is `t`'s value there. Pushing appends to a bucket (or inserts into
+/// the run when `t <= hi`).
 ///
 /// When the run is used up it is refilled from the lowest occupied bucket, which holds the
 /// earliest events: a level-0 bucket (one time) or a small bucket is sorted and becomes the
-/// run as it is; a large one gives up its earliest events and re-files the rest on lower
-/// levels around them as the new `base`. Each event moves at most 8 times, every move is a
-/// vector append, and sequence numbers are never compared. While few events are pending
-/// (the common case in small scenarios) they all live in the run (`hi` = `Time::MAX`): a push
-/// is a short sorted insert and a pop takes the front; the run spills into the buckets when it
-/// grows long.
+/// run; a large one gives up its earliest events and re-files the rest on lower levels around
+/// them as the new `base`. Each event moves at most 8 times and every move is a vector append.
+/// While few events are pending (the common case in small scenarios) they all live in the run
+/// (`hi` = `Time::MAX`): a push is a short sorted insert and a pop takes the front; the run
+/// spills into the buckets when it grows long.
 ///
-/// Ties: pushing appends (or inserts after every event at the same time), and every move keeps
-/// the order of the events moved (the sorts are stable), so events with equal times always
-/// sit together in one bucket or in the run in scheduling order, and leave in that order:
-/// exactly the (time, insertion sequence) order of a binary heap with a sequence-number
-/// tie-break.
+/// Ties: every event carries its sequence number (the count of pushes and reservations when
+/// it was scheduled) and the run is sorted by (time, sequence), so events leave in exactly the
+/// order of a binary heap with a sequence-number tie-break. A plain push takes the next
+/// number; [`EventQueue::reserve_seq`] and [`EventQueue::push_reserved`] let a caller decide
+/// later whether an event is needed at all and, if it is, put it where it would have been
+/// (the simulator's port uses this for the end of a transmission that nothing may wait for).
+/// Pushes come in sequence order almost always, so the sorts (insertion sorts) mostly
+/// confirm an order that is already there.
 #[derive(Debug, Clone)]
 pub struct EventQueue<E = Event> {
     /// Sorted pending events at or before `hi`; those before `head` have been popped.
-    run: Vec<(Time, E)>,
+    run: Vec<Slot<E>>,
     head: usize,
     /// Every pending event at or before `hi` is in the run, every later one in a bucket.
     hi: Time,
     /// No bucketed event is earlier; buckets are relative to it.
     base: Time,
     /// `buckets[level * 256 + digit]`.
-    buckets: Vec<Vec<(Time, E)>>,
+    buckets: Vec<Vec<Slot<E>>>,
     /// Per level, a bit per occupied digit.
     occupied: [[u64; 4]; LEVELS],
     /// A bit per level with an occupied bucket.
     levels: u32,
     len: usize,
     seq: u64,
+    /// The sequence number of the event popped last.
+    popped: u64,
 }
+
+/// A pending event: its time, its sequence number (the tie-break) and the event.
+type Slot<E> = (Time, u64, E);
 
 /// 8-bit digits of a 64-bit time.
 const LEVELS: usize = 8;
@@ -136,6 +151,7 @@ impl<E> Default for EventQueue<E> {
             levels: 0,
             len: 0,
             seq: 0,
+            popped: 0,
         }
     }
 }
@@ -144,13 +160,13 @@ impl<E> Default for EventQueue<E> {
 /// back, so 2,048 buckets that were each large once do not hold their peak sizes forever.
 const KEEP: usize = 256;
 
-/// Stable insertion sort by time (buckets here are small, so this beats a merge sort and never
-/// allocates).
-fn sort_by_time<E: Copy>(v: &mut [(Time, E)]) {
+/// Insertion sort by (time, sequence) (buckets here are small or nearly sorted, so this beats
+/// a merge sort and never allocates; on sorted input it is one comparison per event).
+fn sort_by_time<E: Copy>(v: &mut [Slot<E>]) {
     for i in 1..v.len() {
         let x = v[i];
         let mut j = i;
-        while j > 0 && v[j - 1].0 > x.0 {
+        while j > 0 && (v[j - 1].0, v[j - 1].1) > (x.0, x.1) {
             v[j] = v[j - 1];
             j -= 1;
         }
@@ -169,36 +185,58 @@ impl<E: Copy> EventQueue<E> {
     #[inline]
     pub fn push(&mut self, time: Time, event: E) {
         self.seq += 1;
+        self.push_reserved(time, self.seq, event);
+    }
+
+    /// Takes the next sequence number without scheduling anything: a caller that may or may
+    /// not need an event later (and then schedules it with [`EventQueue::push_reserved`])
+    /// keeps every other event's sequence number, and so the order of ties, as if it had
+    /// pushed one now.
+    #[inline]
+    pub fn reserve_seq(&mut self) -> u64 {
+        self.seq += 1;
+        self.seq
+    }
+
+    /// Schedules `event` at `time` with a sequence number from [`EventQueue::reserve_seq`]:
+    /// it leaves after every event at the same time with a smaller sequence number and before
+    /// every one with a larger, exactly where a push at the moment of the reservation would
+    /// have put it. A `time` before the last event popped, or at its time with a smaller
+    /// sequence number, is not allowed.
+    #[inline]
+    pub fn push_reserved(&mut self, time: Time, seq: u64, event: E) {
+        debug_assert!(seq <= self.seq);
         self.len += 1;
         if time > self.hi {
-            self.file(time, event);
+            self.file(time, seq, event);
         } else {
-            self.insert_run(time, event);
+            self.insert_run(time, seq, event);
         }
     }
 
     /// Puts an event later than `hi` into its bucket.
     #[inline]
-    fn file(&mut self, time: Time, event: E) {
+    fn file(&mut self, time: Time, seq: u64, event: E) {
         debug_assert!(time > self.hi && time > self.base);
         let level = (63 - (time ^ self.base).leading_zeros() as usize) / 8;
         let digit = (time >> (8 * level)) as usize & (DIGITS - 1);
-        self.buckets[level * DIGITS + digit].push((time, event));
+        self.buckets[level * DIGITS + digit].push((time, seq, event));
         self.occupied[level][digit / 64] |= 1 << (digit % 64);
         self.levels |= 1 << level;
     }
 
-    /// Inserts an event at or before `hi` into the run, after every event at the same time.
+    /// Inserts an event at or before `hi` into the run, after every event at the same time
+    /// with a smaller sequence number.
     #[inline]
-    fn insert_run(&mut self, time: Time, event: E) {
+    fn insert_run(&mut self, time: Time, seq: u64, event: E) {
         // Insertion from the back: new events tend to be among the latest.
-        self.run.push((time, event));
+        self.run.push((time, seq, event));
         let mut j = self.run.len() - 1;
-        while j > self.head && self.run[j - 1].0 > time {
+        while j > self.head && (self.run[j - 1].0, self.run[j - 1].1) > (time, seq) {
             self.run[j] = self.run[j - 1];
             j -= 1;
         }
-        self.run[j] = (time, event);
+        self.run[j] = (time, seq, event);
         if self.hi == Time::MAX && self.run.len() - self.head > SPILL {
             self.spill();
         }
@@ -213,9 +251,9 @@ impl<E: Copy> EventQueue<E> {
         self.base = first;
         self.hi = first;
         let keep = self.head + self.run[self.head..].partition_point(|e| e.0 == first);
-        let rest: Vec<(Time, E)> = self.run.drain(keep..).collect();
-        for (t, e) in rest {
-            self.file(t, e);
+        let rest: Vec<Slot<E>> = self.run.drain(keep..).collect();
+        for (t, s, e) in rest {
+            self.file(t, s, e);
         }
     }
 
@@ -269,12 +307,11 @@ impl<E: Copy> EventQueue<E> {
             if self.buckets[i].capacity() > KEEP {
                 self.buckets[i] = Vec::new();
             }
-            let mut sort = level > 0;
             // Runs of one or two events leave the caller nothing to look ahead at
             // (`upcoming`): with many events pending (a working set beyond the caches,
             // where looking ahead pays) the next lowest buckets join while they are small.
             // With few pending, a longer run only makes insertions into it dearer. They hold
-            // only later times, in bucket order, so one stable sort orders the whole run.
+            // only later times, in bucket order, so one sort orders the whole run.
             while self.len >= MERGE_PENDING && self.run.len() < RUN_TARGET && self.levels != 0 {
                 let (level, i) = self.lowest();
                 let n = self.buckets[i].len();
@@ -283,11 +320,10 @@ impl<E: Copy> EventQueue<E> {
                 }
                 self.take_lowest();
                 self.run.append(&mut self.buckets[i]);
-                sort |= level > 0;
             }
-            if sort {
-                sort_by_time(&mut self.run);
-            }
+            // Sorted even at level 0 (one time): an event pushed with a reserved sequence
+            // number may sit after later-numbered ones (one comparison per event otherwise).
+            sort_by_time(&mut self.run);
             self.hi = self.run[self.run.len() - 1].0;
             return true;
         }
@@ -297,13 +333,14 @@ impl<E: Copy> EventQueue<E> {
         let min = from.iter().map(|e| e.0).min().unwrap_or(self.base);
         self.base = min;
         self.hi = min;
-        for &(t, e) in &from {
+        for &(t, s, e) in &from {
             if t == min {
-                self.run.push((t, e));
+                self.run.push((t, s, e));
             } else {
-                self.file(t, e);
+                self.file(t, s, e);
             }
         }
+        sort_by_time(&mut self.run);
         if from.capacity() <= KEEP {
             from.clear();
             self.buckets[i] = from;
@@ -317,10 +354,11 @@ impl<E: Copy> EventQueue<E> {
         if self.head == self.run.len() && !self.refill() {
             return None;
         }
-        let e = self.run[self.head];
-        if e.0 > until {
+        let (t, seq, e) = self.run[self.head];
+        if t > until {
             return None;
         }
+        self.popped = seq;
         self.head += 1;
         self.len -= 1;
         if self.head == self.run.len() {
@@ -331,7 +369,14 @@ impl<E: Copy> EventQueue<E> {
             self.run.drain(..self.head);
             self.head = 0;
         }
-        Some(e)
+        Some((t, e))
+    }
+
+    /// The sequence number of the event popped last (0 before the first): with its time,
+    /// where "now" is in the order of ties.
+    #[inline]
+    pub fn popped_seq(&self) -> u64 {
+        self.popped
     }
 
     /// Removes and returns the earliest event.
@@ -355,8 +400,8 @@ impl<E: Copy> EventQueue<E> {
     /// still in buckets are not looked at): what a caller may prefetch for while it handles the
     /// next. `upcoming(0)` is the next event, when the run holds it.
     #[inline]
-    pub fn upcoming(&self, k: usize) -> Option<&(Time, E)> {
-        self.run.get(self.head + k)
+    pub fn upcoming(&self, k: usize) -> Option<(Time, E)> {
+        self.run.get(self.head + k).map(|&(t, _, e)| (t, e))
     }
     /// Events pending.
     pub fn len(&self) -> usize {
@@ -378,6 +423,11 @@ mod tests {
     use rand::{Rng, SeedableRng};
     use std::cmp::Reverse;
     use std::collections::BinaryHeap;
+
+    #[test]
+    fn an_event_stays_small() {
+        assert_eq!(std::mem::size_of::<Event>(), 16);
+    }
 
     #[test]
     fn a_model_queues_its_own_events() {
@@ -425,6 +475,7 @@ mod tests {
             let mut reference = BinaryHeap::new();
             let mut seq = 0u32;
             let mut now: Time = 0;
+            let mut reserved: Vec<(Time, u64, u32)> = Vec::new();
             // Some seeds keep the queue small (all in the run), others let it grow large
             // (12,000: beyond `MERGE_PENDING`, so refills join buckets into longer runs).
             let target = [4usize, 40, 3000, 12_000][seed as usize % 4];
@@ -442,6 +493,20 @@ mod tests {
                     q.push(t, Event::FlowStart { flow: FlowId(seq) });
                     reference.push(Reverse((t, seq)));
                     seq += 1;
+                    if rng.random_range(0..8) == 0 {
+                        // A reservation, pushed later (or never) where it belongs.
+                        let when = now + rng.random_range(0..1u64 << scale);
+                        reserved.push((when, q.reserve_seq(), seq));
+                        seq += 1;
+                    }
+                    if !reserved.is_empty() && rng.random_range(0..6) == 0 {
+                        let (when, s, id) = reserved.swap_remove(rng.random_range(0..reserved.len()));
+                        // Only one not yet passed (as the simulator's port does).
+                        if (when, s) > (now, q.popped_seq()) {
+                            q.push_reserved(when, s, Event::FlowStart { flow: FlowId(id) });
+                            reference.push(Reverse((when, id)));
+                        }
+                    }
                 } else {
                     let until = if rng.random_range(0..10) == 0 {
                         now + rng.random_range(0..1u64 << scale)
@@ -463,7 +528,7 @@ mod tests {
                 }
                 assert_eq!(q.len(), reference.len());
                 assert_eq!(q.peek_time(), reference.peek().map(|r| r.0 .0));
-                if let Some(&(t, _)) = q.upcoming(0) {
+                if let Some((t, _)) = q.upcoming(0) {
                     assert_eq!(Some(t), q.peek_time(), "seed {seed}");
                 }
             }

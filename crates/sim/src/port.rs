@@ -18,6 +18,10 @@ pub struct Port {
     /// The link.
     pub link: LinkConfig,
     pub(crate) busy: bool,
+    /// The end of the transmission in progress when no `TxDone` event was scheduled for it
+    /// (nothing was waiting when it started): its time and reserved sequence number; sequence
+    /// 0 when there is none (see `Sim::start_tx`).
+    pub(crate) done: (Time, u64),
     pub(crate) tap: Option<usize>,
     /// `(rate, ps)`: at `link.rate_bps == rate`, one byte takes exactly `ps` picoseconds
     /// (`ps == 0`: not a whole number; use [`tx_time`]).

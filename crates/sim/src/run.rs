@@ -251,3 +251,116 @@ pub fn run_cancellable(
         simulated: sim.now(),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Cut-through switches with a pipeline latency on a slow link (a last bit more than
+    /// 4.3 ms after the header: `event::FAR`) and on a fast one.
+    fn cut_through(rate: &str) -> Scenario {
+        let text = format!(
+            r#"
+name = "cut-through-{rate}"
+seed = 7
+duration = "400ms"
+[topology]
+kind = "star"
+hosts = 5
+link = {{ rate = "{rate}", delay = "25us" }}
+[switch]
+forwarding = "cut_through"
+pipeline_latency = "3us"
+[switch.queue]
+limit_packets = 30
+marking = {{ kind = "threshold", k = "20KB" }}
+[tcp]
+cc = "dctcp"
+min_rto = "1ms"
+delayed_ack = "off"
+[[flows]]
+kind = "incast"
+senders = ["h1..h4"]
+receiver = "h0"
+bytes = "20KB"
+repeats = 3
+gap = "50ms"
+[[flows]]
+kind = "poisson"
+cdf = "websearch"
+load = "20%"
+hosts = "all"
+count = 5
+[output]
+sample_ports = ["switch0:0"]
+"#
+        );
+        Scenario::parse(&text, "t.toml", "t", Path::new("."), &[]).expect("scenario")
+    }
+
+    /// A transmission's end without a scheduled `TxDone` when nothing waits (`Sim::start_tx`)
+    /// changes nothing: the validation scenarios (drop-tail, RED, ECN, DCTCP, incast, a
+    /// multi-hop path, web search on a leaf-spine) and cut-through switches, run in uneven
+    /// steps (so that runs end between and at transmission ends), give the same events, times
+    /// and output files, byte for byte, as with every `TxDone` scheduled.
+    #[test]
+    fn unscheduled_transmission_ends_change_nothing() {
+        let mut scenarios: Vec<Scenario> = [
+            "long-8",
+            "staggered",
+            "red",
+            "red-ecn",
+            "dctcp-8",
+            "incast-16",
+            "multihop",
+            "websearch",
+        ]
+        .iter()
+        .map(|name| crate::validation::load_seeded(name, true, None).expect(name))
+        .collect();
+        scenarios.push(cut_through("1Mbps"));
+        scenarios.push(cut_through("1Gbps"));
+        for sc in &scenarios {
+            let name = sc.name.as_str();
+            let sc = sc.clone();
+            let mut sims = [build(&sc, None).expect(name), build(&sc, None).expect(name)];
+            sims[1].schedule_every_tx_done();
+            let end = sc.duration;
+            let mut t = 0;
+            let mut step = end / 97 + 12_345;
+            loop {
+                t = (t + step).min(end);
+                step = step * 7 / 5 % (end / 9 + 1) + 1;
+                let more: Vec<bool> = sims.iter_mut().map(|s| s.run_until(t)).collect();
+                assert_eq!(more[0], more[1], "{name} at {t}");
+                assert_eq!(sims[0].now(), sims[1].now(), "{name} at {t}");
+                assert_eq!(sims[0].events_processed(), sims[1].events_processed(), "{name} at {t}");
+                assert_eq!(sims[0].events_pending(), sims[1].events_pending(), "{name} at {t}");
+                if t >= end || !more[0] {
+                    break;
+                }
+            }
+            let dirs: Vec<std::path::PathBuf> = (0..2)
+                .map(|i| std::env::temp_dir().join(format!("tandem-txdone-{}-{name}-{i}", std::process::id())))
+                .collect();
+            for (sim, dir) in sims.iter_mut().zip(&dirs) {
+                std::fs::create_dir_all(dir).unwrap();
+                write_results(&sc, sim, dir, end).expect(name);
+            }
+            let mut files: Vec<_> = std::fs::read_dir(&dirs[0])
+                .unwrap()
+                .map(|e| e.unwrap().file_name())
+                .collect();
+            files.sort();
+            assert!(files.len() >= 3, "{files:?}");
+            for f in &files {
+                let a = std::fs::read(dirs[0].join(f)).unwrap();
+                let b = std::fs::read(dirs[1].join(f)).unwrap();
+                assert!(a == b, "{name}: {f:?} differs");
+            }
+            for d in &dirs {
+                std::fs::remove_dir_all(d).unwrap();
+            }
+        }
+    }
+}

@@ -2,7 +2,7 @@
 //! switches running the pipeline of [`crate::switch`].
 
 use crate::config::{Forwarding, QueueConfig, SwitchConfig, TcpConfig};
-use crate::event::{Event, EventQueue};
+use crate::event::{Event, EventQueue, FAR};
 use crate::packet::{FlowId, NodeId, Packet, PacketId, PacketPool, Proto, L2_L3_HEADER, UDP_HEADER};
 use crate::port::ps_per_byte;
 pub use crate::port::Port;
@@ -15,6 +15,7 @@ use crate::topology::{NodeKind, Routing, Topology};
 use crate::workload::{FlowKind, FlowSpec};
 use rand::SeedableRng;
 use rand_pcg::Pcg64;
+use rustc_hash::FxHashMap;
 use tandem_wire::ipv4::Ecn;
 
 /// A host or a switch.
@@ -114,6 +115,12 @@ pub struct Sim {
     /// Queue samples taken so far.
     pub samples: Vec<QueueSample>,
     processed: u64,
+    /// The last bits of packets in `Arrive` and `Enqueue` events whose `rest` is [`FAR`].
+    far_last_bit: FxHashMap<u32, Time>,
+    /// Ports whose transmission ends without a scheduled `TxDone` (see [`Sim::start_tx`]).
+    unscheduled_done: usize,
+    /// False: every transmission's end is a scheduled `TxDone` (the tests' reference).
+    elide_tx_done: bool,
 }
 
 /// How many events ahead of the one being handled the loop prefetches for (see
@@ -184,6 +191,7 @@ impl Sim {
                     peer_port: tp.peer_port,
                     link,
                     busy: false,
+                    done: (0, 0),
                     tap: None,
                     ps_per_byte: ps_per_byte(link.rate_bps),
                 });
@@ -234,6 +242,9 @@ impl Sim {
             options,
             samples: Vec::new(),
             processed: 0,
+            far_last_bit: FxHashMap::default(),
+            unscheduled_done: 0,
+            elide_tx_done: true,
         }
     }
 
@@ -273,9 +284,10 @@ impl Sim {
     pub fn events_processed(&self) -> u64 {
         self.processed
     }
-    /// Events still pending.
+    /// Events still pending (between runs: the ends of transmissions that had no `TxDone`
+    /// scheduled count as the events they stand for).
     pub fn events_pending(&self) -> usize {
-        self.events.len()
+        self.events.len() + self.unscheduled_done
     }
     /// Packets held now, and the most ever held at once.
     pub fn packets_in_flight(&self) -> (usize, usize) {
@@ -312,18 +324,58 @@ impl Sim {
     /// Runs events up to and including time `until`; returns false when no event is left.
     pub fn run_until(&mut self, until: Time) -> bool {
         while let Some((t, ev)) = self.events.pop_until(until) {
-            if let Some(&(_, e)) = self.events.upcoming(PREFETCH_AHEAD) {
+            if let Some((_, e)) = self.events.upcoming(PREFETCH_AHEAD) {
                 self.prefetch(e);
             }
             self.now = t;
             self.processed += 1;
             self.handle(ev);
         }
-        if self.events.is_empty() {
+        if self.unscheduled_done > 0 {
+            // The transmissions that ended by `until` without a scheduled `TxDone`: the port
+            // went idle then, as the event would have made it (counted as one, and the last
+            // of them is where time stands if nothing else is left).
+            let mut last = self.now;
+            for n in &mut self.nodes {
+                for p in &mut n.ports {
+                    if p.done.1 != 0 && p.done.0 <= until {
+                        last = last.max(p.done.0);
+                        p.busy = false;
+                        p.done = (0, 0);
+                        self.processed += 1;
+                        self.unscheduled_done -= 1;
+                    }
+                }
+            }
+            self.now = last;
+        }
+        if self.events.is_empty() && self.unscheduled_done == 0 {
             return false;
         }
         self.now = until;
         true
+    }
+
+    /// Schedules a `TxDone` for every transmission (the reference the tests compare the
+    /// elided ones with; see [`Sim::start_tx`]).
+    #[cfg(test)]
+    pub(crate) fn schedule_every_tx_done(&mut self) {
+        self.elide_tx_done = false;
+    }
+
+    /// True when an event is pending after the one being handled, counting the ends of
+    /// transmissions that had no `TxDone` scheduled.
+    fn more_pending(&self) -> bool {
+        if !self.events.is_empty() {
+            return true;
+        }
+        let at = (self.now, self.events.popped_seq());
+        self.unscheduled_done > 0
+            && self
+                .nodes
+                .iter()
+                .flat_map(|n| &n.ports)
+                .any(|p| p.done.1 != 0 && p.done > at)
     }
 
     /// Asks the CPU for what a coming event names (a hint; results never change): its packet,
@@ -368,18 +420,14 @@ impl Sim {
 
     fn handle(&mut self, ev: Event) {
         match ev {
-            Event::Arrive {
-                node,
-                port,
-                pkt,
-                last_bit,
-            } => self.arrive(node, port, pkt, last_bit),
-            Event::Enqueue {
-                node,
-                port,
-                pkt,
-                last_bit,
-            } => self.enqueue(node, port, pkt, last_bit),
+            Event::Arrive { node, port, pkt, rest } => {
+                let last_bit = self.last_bit(pkt, rest);
+                self.arrive(node, port, pkt, last_bit)
+            }
+            Event::Enqueue { node, port, pkt, rest } => {
+                let last_bit = self.last_bit(pkt, rest);
+                self.enqueue(node, port, pkt, last_bit)
+            }
             Event::TxDone { node, port } => {
                 self.nodes[node.0 as usize].ports[usize::from(port)].busy = false;
                 self.start_tx(node, port);
@@ -391,6 +439,28 @@ impl Sim {
                 self.with_model(node, |m, cx| m.on_timer(cx, token));
             }
             Event::Sample => self.sample(),
+        }
+    }
+
+    /// `rest` for an event at `at` about packet `pkt` whose last bit is at `last_bit`.
+    #[inline]
+    fn rest(&mut self, pkt: PacketId, at: Time, last_bit: Time) -> u32 {
+        match u32::try_from(last_bit.saturating_sub(at)) {
+            Ok(r) if r != FAR => r,
+            _ => {
+                self.far_last_bit.insert(pkt.0, last_bit);
+                FAR
+            }
+        }
+    }
+
+    /// The last bit of the packet of the event being handled, from its `rest`.
+    #[inline]
+    fn last_bit(&mut self, pkt: PacketId, rest: u32) -> Time {
+        if rest == FAR {
+            self.far_last_bit.remove(&pkt.0).unwrap_or(self.now)
+        } else {
+            self.now + u64::from(rest)
         }
     }
 
@@ -411,7 +481,7 @@ impl Sim {
                     });
                 }
             }
-            if !self.events.is_empty() {
+            if self.more_pending() {
                 self.events
                     .push(self.now + self.options.queue_sample_interval, Event::Sample);
             }
@@ -434,7 +504,7 @@ impl Sim {
                 }
             }
         }
-        if !self.events.is_empty() {
+        if self.more_pending() {
             self.events
                 .push(self.now + self.options.queue_sample_interval, Event::Sample);
         }
@@ -475,12 +545,34 @@ impl Sim {
         }
     }
 
+    /// Starts the port's next transmission if it is idle and a packet waits.
+    ///
+    /// The end of a transmission is a `TxDone` event, which makes the port idle and starts
+    /// the next packet. When nothing waits as a transmission starts, that event would find
+    /// an empty queue unless a packet comes first, and often none does (the last packet of a
+    /// burst, an ACK on a host's port): then no event is scheduled. The port keeps the end's
+    /// time and a reserved sequence number instead, and becomes idle by it. A packet that
+    /// comes earlier (in time, or at that time but earlier in the order of ties) finds the
+    /// port busy and schedules the `TxDone` with the reserved number, exactly where it would
+    /// have been; one that comes later finds the port idle, as it would have. The run's
+    /// events, their order and every result are the same as with the event always scheduled.
     fn start_tx(&mut self, node: NodeId, port: u16) {
         let now = self.now;
         let n = &mut self.nodes[node.0 as usize];
         let p = &mut n.ports[usize::from(port)];
         if p.busy {
-            return;
+            if p.done.1 == 0 {
+                return;
+            }
+            let done = std::mem::take(&mut p.done);
+            self.unscheduled_done -= 1;
+            if done > (now, self.events.popped_seq()) {
+                self.events.push_reserved(done.0, done.1, Event::TxDone { node, port });
+                return;
+            }
+            // It has passed: the port went idle then (the event it stands for, counted).
+            p.busy = false;
+            self.processed += 1;
         }
         let Some(q) = p.queues.dequeue(now, &mut n.buffer) else {
             return;
@@ -489,10 +581,15 @@ impl Sim {
         let wire = p.link.wire_bytes(q.size);
         let end = (now + p.ser_time(wire)).max(q.last_bit);
         let (peer, peer_port, delay) = (p.peer, p.peer_port, p.link.delay);
+        if p.queues.packets() == 0 && self.elide_tx_done {
+            p.done = (end, self.events.reserve_seq());
+            self.unscheduled_done += 1;
+        } else {
+            self.events.push(end, Event::TxDone { node, port });
+        }
         if let Some(t) = p.tap {
             self.taps[t].write(now, self.pool.get(q.pkt));
         }
-        self.events.push(end, Event::TxDone { node, port });
         let peer_node = &self.nodes[peer.0 as usize];
         let last_bit = end + delay;
         let at = match peer_node.forwarding {
@@ -503,13 +600,14 @@ impl Sim {
             }
             _ => last_bit,
         };
+        let rest = self.rest(q.pkt, at, last_bit);
         self.events.push(
             at,
             Event::Arrive {
                 node: peer,
                 port: peer_port,
                 pkt: q.pkt,
-                last_bit,
+                rest,
             },
         );
         self.check_level(node, port);
@@ -647,15 +745,9 @@ impl Sim {
         if lat == 0 {
             self.enqueue(node, port, pkt, last_bit);
         } else {
-            self.events.push(
-                self.now + lat,
-                Event::Enqueue {
-                    node,
-                    port,
-                    pkt,
-                    last_bit: last_bit + lat,
-                },
-            );
+            let at = self.now + lat;
+            let rest = self.rest(pkt, at, last_bit + lat);
+            self.events.push(at, Event::Enqueue { node, port, pkt, rest });
         }
     }
 
