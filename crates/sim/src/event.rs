@@ -220,7 +220,15 @@ impl<E: Copy> EventQueue<E> {
         debug_assert!(time > self.hi && time > self.base);
         let level = (63 - (time ^ self.base).leading_zeros() as usize) / 8;
         let digit = (time >> (8 * level)) as usize & (DIGITS - 1);
-        self.buckets[level * DIGITS + digit].push((time, seq, event));
+        let bucket = &mut self.buckets[level * DIGITS + digit];
+        if level == 0 && bucket.last().is_some_and(|l| l.1 > seq) {
+            // A level-0 bucket holds one time and stays in sequence order (it becomes a run
+            // without a sort): an event with a reserved number goes in front of later ones.
+            let at = bucket.partition_point(|e| e.1 < seq);
+            bucket.insert(at, (time, seq, event));
+        } else {
+            bucket.push((time, seq, event));
+        }
         self.occupied[level][digit / 64] |= 1 << (digit % 64);
         self.levels |= 1 << level;
     }
@@ -301,6 +309,7 @@ impl<E: Copy> EventQueue<E> {
         }
         let (level, i) = self.take_lowest();
         if level == 0 || self.buckets[i].len() <= SORT_BUCKET {
+            let mut sort = level > 0;
             // One time, or few events: sorted, the bucket is the run. Later buckets hold
             // only later times than any of these, so `base` stays valid.
             std::mem::swap(&mut self.run, &mut self.buckets[i]);
@@ -320,10 +329,11 @@ impl<E: Copy> EventQueue<E> {
                 }
                 self.take_lowest();
                 self.run.append(&mut self.buckets[i]);
+                sort |= level > 0;
             }
-            // Sorted even at level 0 (one time): an event pushed with a reserved sequence
-            // number may sit after later-numbered ones (one comparison per event otherwise).
-            sort_by_time(&mut self.run);
+            if sort {
+                sort_by_time(&mut self.run);
+            }
             self.hi = self.run[self.run.len() - 1].0;
             return true;
         }
