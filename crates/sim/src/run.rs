@@ -256,46 +256,18 @@ pub fn run_cancellable(
 mod tests {
     use super::*;
 
-    /// Cut-through switches with a pipeline latency on a slow link (a last bit more than
-    /// 4.3 ms after the header: `event::FAR`) and on a fast one.
+    /// The scenario tests' full scenario (cut-through switches, DCTCP, incast and Poisson
+    /// flows) with a pipeline latency, on links of `rate`: at 1 Mb/s a last bit comes more
+    /// than 4.3 ms after the header (`event::FAR`).
     fn cut_through(rate: &str) -> Scenario {
-        let text = format!(
-            r#"
-name = "cut-through-{rate}"
-seed = 7
-duration = "400ms"
-[topology]
-kind = "star"
-hosts = 5
-link = {{ rate = "{rate}", delay = "25us" }}
-[switch]
-forwarding = "cut_through"
-pipeline_latency = "3us"
-[switch.queue]
-limit_packets = 30
-marking = {{ kind = "threshold", k = "20KB" }}
-[tcp]
-cc = "dctcp"
-min_rto = "1ms"
-delayed_ack = "off"
-[[flows]]
-kind = "incast"
-senders = ["h1..h4"]
-receiver = "h0"
-bytes = "20KB"
-repeats = 3
-gap = "50ms"
-[[flows]]
-kind = "poisson"
-cdf = "websearch"
-load = "20%"
-hosts = "all"
-count = 5
-[output]
-sample_ports = ["switch0:0"]
-"#
-        );
-        Scenario::parse(&text, "t.toml", "t", Path::new("."), &[]).expect("scenario")
+        let text = crate::scenario::tests::FULL.replace("rate = \"1Gbps\"", &format!("rate = \"{rate}\""));
+        let overrides =
+            [("duration", "400ms"), ("switch.pipeline_latency", "3us")].map(|(k, v)| (k.to_string(), v.to_string()));
+        let mut sc = Scenario::parse(&text, "t.toml", "t", Path::new("."), &overrides).expect("scenario");
+        sc.name = format!("cut-through-{rate}");
+        // The comparison builds without an output folder: no captures.
+        sc.output.pcap.clear();
+        sc
     }
 
     /// A transmission's end without a scheduled `TxDone` when nothing waits (`Sim::start_tx`)
@@ -322,8 +294,7 @@ sample_ports = ["switch0:0"]
         scenarios.push(cut_through("1Gbps"));
         for sc in &scenarios {
             let name = sc.name.as_str();
-            let sc = sc.clone();
-            let mut sims = [build(&sc, None).expect(name), build(&sc, None).expect(name)];
+            let mut sims = [build(sc, None).expect(name), build(sc, None).expect(name)];
             sims[1].schedule_every_tx_done();
             let end = sc.duration;
             let mut t = 0;
@@ -345,7 +316,7 @@ sample_ports = ["switch0:0"]
                 .collect();
             for (sim, dir) in sims.iter_mut().zip(&dirs) {
                 std::fs::create_dir_all(dir).unwrap();
-                write_results(&sc, sim, dir, end).expect(name);
+                write_results(sc, sim, dir, end).expect(name);
             }
             let mut files: Vec<_> = std::fs::read_dir(&dirs[0])
                 .unwrap()

@@ -1607,4 +1607,4 @@ fn build_flows(
 pub mod system;
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -2,7 +2,9 @@ use super::*;
 use crate::time::{MS, SEC};
 use crate::workload::FlowKind;
 
-const FULL: &str = r#"
+/// A scenario with every section (cut-through switches, DCTCP, incast and Poisson flows); other
+/// modules' tests start from it too.
+pub(crate) const FULL: &str = r#"
 name = "demo"
 seed = 7
 duration = "50ms"
