@@ -494,7 +494,7 @@ impl TcpEndpoint {
             p.ts_val = now;
         }
         opts.write(&mut p);
-        p.size = L2_L3_HEADER + TCP_HEADER + opts.wire_len();
+        p.size = L2_L3_HEADER + TCP_HEADER + opts.wire_len(self.cfg.flavor);
         self.stats.segments_sent += 1;
         out.packets.push(p);
     }
@@ -519,7 +519,7 @@ impl TcpEndpoint {
             p.ts_ecr = self.ts_recent;
         }
         opts.write(&mut p);
-        p.size = L2_L3_HEADER + TCP_HEADER + opts.wire_len();
+        p.size = L2_L3_HEADER + TCP_HEADER + opts.wire_len(self.cfg.flavor);
         self.stats.segments_sent += 1;
         out.packets.push(p);
     }
@@ -621,8 +621,10 @@ impl TcpEndpoint {
         self.phase = Phase::Open;
         self.rto_at = None;
         self.timed = None;
-        // RFC 5681 §3.1: one segment after a retransmitted SYN or SYN-ACK.
-        let segs = if self.syn_retx > 0 {
+        // RFC 5681 §3.1: one segment after a retransmitted SYN or SYN-ACK. Linux does so only
+        // after two or more (`tcp_init_transfer`: "in light of RFC6298 more aggressive 1sec
+        // initRTO"); ns-3 3.37 never does (see `TcpFlavor::Ns3`).
+        let segs = if self.syn_retx > 1 && self.cfg.flavor == TcpFlavor::Linux {
             1
         } else {
             u64::from(self.cfg.init_cwnd.max(1))
@@ -1448,9 +1450,12 @@ impl TcpEndpoint {
 
     /// A non-SYN segment carrying the current ACK, window, SACK blocks and timestamps.
     fn build(&mut self, now: Time, seq_off: u64, mut flags: Flags, payload: u32) -> Packet {
+        let ns3 = self.cfg.flavor == TcpFlavor::Ns3;
         let mut options = 0;
         if self.ts_ok {
-            options += TS_OPTION;
+            // ns-3 3.37 pads only the end of the option list (see `SynOptions::wire_len`):
+            // 10 bytes here, and the padding is added below.
+            options += if ns3 { TS_OPTION - 2 } else { TS_OPTION };
         }
         let mut p = self.base_packet(now, seq_off, flags);
         p.payload = payload;
@@ -1461,9 +1466,16 @@ impl TcpEndpoint {
                 flags |= Flags::ECE;
             }
             if self.sack_ok && !self.ooo.is_empty() {
-                let n = self.fill_sack(&mut p, ((MAX_OPTIONS - options - 4) / 8) as usize);
+                // Linux puts two NOPs before the SACK option; ns-3 none (the same 3 blocks
+                // fit with timestamps, 4 without, either way).
+                let lead = if ns3 { 2 } else { 4 };
+                let n = self.fill_sack(&mut p, ((MAX_OPTIONS - options - lead) / 8) as usize);
                 if n > 0 {
-                    options += (2 + 8 * n as u32).div_ceil(4) * 4;
+                    options += if ns3 {
+                        2 + 8 * n as u32
+                    } else {
+                        (2 + 8 * n as u32).next_multiple_of(4)
+                    };
                 }
             }
             self.last_ack_sent = self.rcv_nxt;
@@ -1479,7 +1491,7 @@ impl TcpEndpoint {
             p.ts_val = now;
             p.ts_ecr = self.ts_recent;
         }
-        p.size = L2_L3_HEADER + TCP_HEADER + options + payload;
+        p.size = L2_L3_HEADER + TCP_HEADER + options.next_multiple_of(4) + payload;
         self.stats.segments_sent += 1;
         p
     }

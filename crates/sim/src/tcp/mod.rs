@@ -77,6 +77,7 @@ mod tests;
 pub use cc::{new_congestion_control, AckInfo, CongestionControl, Dctcp, NewReno};
 pub use endpoint::{TcpEndpoint, CLOCK_GRANULARITY};
 
+use crate::config::TcpFlavor;
 use crate::packet::{FlowId, NodeId, Packet};
 use crate::time::Time;
 
@@ -267,11 +268,27 @@ impl SynOptions {
         p.sack_len = 0;
     }
 
-    /// Bytes of TCP options these take on the wire: MSS 4, window scale 3+NOP, SACK-permitted
-    /// 2+2 NOPs, timestamps 10+2 NOPs (at most 24, a multiple of 4).
-    pub fn wire_len(&self) -> u32 {
-        4 + if self.window_scale.is_some() { 4 } else { 0 }
-            + if self.sack_permitted { 4 } else { 0 }
-            + if self.timestamps { 12 } else { 0 }
+    /// Bytes of TCP options these take on the wire in a stack of this flavor.
+    ///
+    /// Linux's layout (ours): MSS 4, window scale 3 + NOP, SACK-permitted 2 + 2 NOPs,
+    /// timestamps 10 + 2 NOPs (at most 24, a multiple of 4). ns-3 3.37 sends no MSS option
+    /// (both ends use their `SegmentSize`) and packs the others without NOPs, padding only the
+    /// end to a 32-bit word (`TcpHeader::CalculateHeaderLength`): window scale 3,
+    /// SACK-permitted 2 and timestamps 10 make 15, so 16; measured in a pcap of ns-3 3.37
+    /// (a SYN and a SYN-ACK of 56 IP bytes).
+    pub fn wire_len(&self, flavor: TcpFlavor) -> u32 {
+        match flavor {
+            TcpFlavor::Linux => {
+                4 + if self.window_scale.is_some() { 4 } else { 0 }
+                    + if self.sack_permitted { 4 } else { 0 }
+                    + if self.timestamps { 12 } else { 0 }
+            }
+            TcpFlavor::Ns3 => {
+                let raw: u32 = if self.window_scale.is_some() { 3 } else { 0 }
+                    + if self.sack_permitted { 2 } else { 0 }
+                    + if self.timestamps { 10 } else { 0 };
+                raw.next_multiple_of(4)
+            }
+        }
     }
 }

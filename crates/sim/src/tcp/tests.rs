@@ -519,6 +519,34 @@ fn packet_fields_and_sizes() {
 }
 
 #[test]
+fn ns3_flavor_lays_options_out_as_ns3() {
+    // ns-3 3.37 (a pcap of its BulkSend over point-to-point links, SACK and timestamps on):
+    // SYN and SYN-ACK carry window scale, SACK-permitted and timestamps (15 bytes, padded to
+    // 16; no MSS option); pure ACKs TS 10 + 2 padding; an ACK with n SACK blocks TS 10 +
+    // 2 + 8n, no NOPs. Linux puts NOPs before each, so its options are 24, 12 and 16 + 8n.
+    let drops = || drop_data_at(&[40 * MSS, 43 * MSS, 46 * MSS]);
+    for (flavor, syn, sack) in [(TcpFlavor::Ns3, 16, 12), (TcpFlavor::Linux, 24, 16)] {
+        let net = run(Scenario::new(400_000).both(|c| c.flavor = flavor), drops());
+        net.assert_complete();
+        let options = |s: &Sent| s.pkt.size - L2_L3_HEADER - TCP_HEADER - s.pkt.payload;
+        let synack = net.sent.iter().find(|s| s.node == 1).unwrap();
+        assert_eq!((options(&net.sent[0]), options(synack)), (syn, syn), "{flavor:?}");
+        let mut blocks = [false; 4];
+        for s in net.sent.iter().filter(|s| s.node == 1 && !s.pkt.has(Flags::SYN)) {
+            let n = s.pkt.sack_blocks().len();
+            let want = if n == 0 { 12 } else { sack + 8 * n as u32 };
+            assert_eq!(options(s), want, "{flavor:?}, {n} blocks");
+            blocks[n] = true;
+        }
+        assert_eq!(
+            blocks,
+            [true, true, true, true],
+            "{flavor:?}: ACKs with 0 to 3 blocks seen"
+        );
+    }
+}
+
+#[test]
 fn syn_lost_once_established_after_init_rto() {
     for (init_rto, expect) in [(SEC, SEC), (3 * SEC, 3 * SEC)] {
         let sc = Scenario::new(10_000).both(|c| c.init_rto = init_rto);
@@ -527,6 +555,9 @@ fn syn_lost_once_established_after_init_rto() {
         assert_eq!(c.syn_timeouts, 1);
         let est = c.established_at.unwrap();
         assert!(est > expect && est < expect + 200 * US, "{est}");
+        // Linux keeps its initial window after one SYN retransmission (`tcp_init_transfer`).
+        let at_est = net.cwnd_trace.iter().find(|e| e.0 >= est).unwrap();
+        assert_eq!((at_est.0, at_est.1), (est, 10 * MSS));
         net.assert_complete();
     }
 }
@@ -538,12 +569,32 @@ fn syn_lost_twice_established_after_three_seconds() {
     assert_eq!(c.syn_timeouts, 2);
     let est = c.established_at.unwrap();
     assert!(est > 3 * SEC && est < 3 * SEC + 200 * US, "{est}");
-    // RFC 5681 §3.1: the initial window is one segment after a retransmitted SYN.
+    // RFC 5681 §3.1: the initial window is one segment after a retransmitted SYN (Linux:
+    // after two or more retransmissions).
     let at_est = net.cwnd_trace.iter().find(|e| e.0 >= est).unwrap();
     assert_eq!((at_est.0, at_est.1), (est, MSS));
     // With timestamps the handshake still yields an RTT sample (RFC 7323), so RFC 6298 §5.7's
     // 3 s fallback RTO does not apply.
     assert!(net.client().srtt().is_some());
+    assert!(net.client().rto() < SEC);
+    net.assert_complete();
+}
+
+#[test]
+fn ns3_keeps_the_initial_window_after_a_lost_syn() {
+    // ns-3 3.37 (a pcap of BulkSend with its first SYN dropped): after the SYN timeout the
+    // connection opens with the full initial window (six segments back to back before the
+    // first ACK at 1 Gb/s, 25 us), and a later tail loss waits for the 200 ms minimum RTO as
+    // it does without the SYN loss.
+    let sc = Scenario::new(100_000).both(|c| c.flavor = TcpFlavor::Ns3);
+    let net = run(sc, drop_syns(0, 1));
+    let c = net.client().stats();
+    assert_eq!(c.syn_timeouts, 1);
+    let est = c.established_at.unwrap();
+    let at_est = net.cwnd_trace.iter().find(|e| e.0 >= est).unwrap();
+    assert_eq!((at_est.0, at_est.1), (est, 10 * MSS));
+    let burst = net.data_sent(0).filter(|s| s.at == est).count();
+    assert_eq!(burst, 10, "the whole initial window leaves at once");
     assert!(net.client().rto() < SEC);
     net.assert_complete();
 }
@@ -1671,10 +1722,11 @@ fn syn_timeout_without_timestamps_falls_back_to_three_second_rto() {
     let synack = out.packets.pop().unwrap();
     c.on_packet(SEC + 20, &synack, &mut out);
     assert!(c.is_established());
-    // Karn: no sample from a retransmitted SYN; RFC 6298 §5.7: RTO 3 s; RFC 5681: IW 1 segment.
+    // Karn: no sample from a retransmitted SYN; RFC 6298 §5.7: RTO 3 s; Linux keeps the
+    // initial window after a single SYN retransmission (RFC 5681's one segment after two).
     assert_eq!(c.srtt(), None);
     assert_eq!(c.rto(), 3 * SEC);
-    assert_eq!(c.cwnd(), 1448);
+    assert_eq!(c.cwnd(), 14_480);
     // The passive side measured the SYN-ACK round trip (its SYN-ACK was not retransmitted).
     let ack = out.packets.pop().unwrap();
     s.on_packet(SEC + 30, &ack, &mut out);
