@@ -493,7 +493,8 @@ class TcpMonitor
     {
         Ptr<TcpSocketBase> tcp = DynamicCast<TcpSocketBase>(s);
         NS_ABORT_MSG_UNLESS(tcp, "not a TcpSocketBase");
-        Sock* st = new Sock{this, SequenceNumber32(0), false, static_cast<uint32_t>(m_socks.size())};
+        Sock* st = new Sock{this, SequenceNumber32(0), false, static_cast<uint32_t>(m_socks.size()),
+                            tcp->GetNode()->GetId()};
         m_socks.push_back(st);
         if (std::getenv("NS3_TRACE"))
         {
@@ -553,6 +554,7 @@ class TcpMonitor
         SequenceNumber32 highEnd; // highest seq + len sent with payload
         bool any;                 // highEnd valid
         uint32_t idx = 0;         // attach order (diagnostics)
+        uint32_t node = 0;        // the sender's node id (diagnostics: tells flows apart)
     };
 
     static bool Traced(const Sock* st)
@@ -577,13 +579,13 @@ class TcpMonitor
     static void OnCwndTrace(Sock* st, uint32_t o, uint32_t n)
     {
         if (!Traced(st)) return;
-        std::cerr << Simulator::Now().GetNanoSeconds() / 1000 << " f" << st->idx << " CWND " << o << " -> " << n << std::endl;
+        std::cerr << Simulator::Now().GetNanoSeconds() / 1000 << " f" << st->idx << " n" << st->node << " CWND " << o << " -> " << n << std::endl;
     }
 
     static void OnStateTrace(Sock* st, TcpSocketState::TcpCongState_t o, TcpSocketState::TcpCongState_t n)
     {
         if (!Traced(st)) return;
-        std::cerr << Simulator::Now().GetNanoSeconds() / 1000 << " f" << st->idx << " STATE " << TcpSocketState::TcpCongStateName[o] << " -> " << TcpSocketState::TcpCongStateName[n] << std::endl;
+        std::cerr << Simulator::Now().GetNanoSeconds() / 1000 << " f" << st->idx << " n" << st->node << " STATE " << TcpSocketState::TcpCongStateName[o] << " -> " << TcpSocketState::TcpCongStateName[n] << std::endl;
     }
 
     std::vector<Sock*> m_socks;

@@ -815,17 +815,25 @@ impl TcpEndpoint {
             self.in_cwr = false;
         }
         let reduce = ece && self.recovery == Recovery::None && !was_recovery && ack > self.ecn_high;
+        // ns-3 3.37 hands the ACK that ends fast recovery to the congestion control with every
+        // segment it acknowledges, right after setting cwnd to ssthresh (`ProcessAck`:
+        // `exitedFastRecovery`, the state is CA_OPEN again, then `IncreaseWindow(segsAcked)`).
+        let ns3_exit = self.cfg.flavor == TcpFlavor::Ns3 && was_recovery && self.recovery == Recovery::None;
         let info = AckInfo {
             acked,
             ece,
             dupack: is_dup,
             // An ACK with new SACK information means disorder: cwnd does not grow on it even
             // when it also advances SND.UNA (ns-3's DISORDER state; Linux grows only in Open).
-            in_recovery: was_recovery
-                || self.recovery != Recovery::None
-                || reduce
-                || self.in_cwr
-                || (self.sack_ok && newly_sacked > 0),
+            in_recovery: if ns3_exit {
+                reduce || self.in_cwr
+            } else {
+                was_recovery
+                    || self.recovery != Recovery::None
+                    || reduce
+                    || self.in_cwr
+                    || (self.sack_ok && newly_sacked > 0)
+            },
             snd_una: self.snd_una,
             snd_max: self.snd_max,
         };

@@ -686,6 +686,38 @@ fn single_loss_repaired_by_one_fast_retransmit() {
 }
 
 #[test]
+fn ns3_grows_on_the_ack_that_ends_recovery() {
+    // ns-3 3.37's ProcessAck sets cwnd to ssthresh on the ACK that ends fast recovery and
+    // then, the state being CA_OPEN again, hands that ACK's segments to IncreaseWindow: the
+    // window grows at once, one RTT before it would if the exit ACK did not count. (Traced
+    // against ns-3 on `long-16`: with this, flow 0's cwnd changes at the same instants, to
+    // the byte, for its first five recoveries.) The linux flavour does not count it yet.
+    let at_exit = |flavor| {
+        let sc = Scenario::new(300_000).both(|c| c.flavor = flavor);
+        let net = run(sc, drop_data_at(&[30 * MSS]));
+        net.assert_complete();
+        assert_eq!(net.client().stats().fast_recoveries, 1);
+        // The first sample after the recovery at which cwnd is no longer below ssthresh
+        // (during SACK recovery cwnd is ssthresh less the pipe's deflation, or equal to it).
+        let ssthresh = net.client().ssthresh();
+        let exit = net
+            .cwnd_trace
+            .windows(2)
+            .find(|w| w[0].2 == ssthresh && w[1].3 < w[0].3 && w[1].1 >= ssthresh && w[1].3 <= w[1].1)
+            .map(|w| w[1])
+            .unwrap();
+        (exit.1, ssthresh)
+    };
+    let (ns3, ssthresh) = at_exit(TcpFlavor::Ns3);
+    assert!(
+        ns3 > ssthresh,
+        "ns-3 grows on the exit ACK: cwnd {ns3}, ssthresh {ssthresh}"
+    );
+    let (linux, ssthresh) = at_exit(TcpFlavor::Linux);
+    assert_eq!(linux, ssthresh);
+}
+
+#[test]
 fn three_losses_recovered_by_newreno_partial_acks() {
     let sc = Scenario::new(400_000).both(|c| c.sack = false);
     let net = run(sc, drop_data_at(&[40 * MSS, 43 * MSS, 46 * MSS]));
