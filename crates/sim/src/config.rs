@@ -57,7 +57,11 @@ pub enum TcpFlavor {
     /// floor (`TcpDctcp::GetSsThresh`) and the retransmission timer runs while data waits to
     /// be sent, so a window cut below one segment is restarted by a timeout; the
     /// congestion-avoidance count is kept across window reductions (TcpLinuxReno's
-    /// `m_cWndCnt`); after a retransmitted SYN or SYN-ACK the connection opens with the full
+    /// `m_cWndCnt`) and the ACK that ends fast recovery counts towards it (`ProcessAck` calls
+    /// `IncreaseWindow` once the state is open again); DCTCP's alpha stays at 1 until the first
+    /// window is acknowledged (`TcpDctcp::PktsAcked`) and its receiver does not ACK a segment
+    /// at once because its CE mark changed (`CeState0to1` sends only the delayed ACK); after
+    /// a retransmitted SYN or SYN-ACK the connection opens with the full
     /// initial window, not one segment (RFC 5681 §3.1, Linux); its options are laid out as
     /// ns-3 lays them (no MSS option, no NOPs, the list padded once: see
     /// [`crate::tcp::SynOptions::wire_len`]), so SYNs are 8 bytes and SACK-carrying ACKs 4

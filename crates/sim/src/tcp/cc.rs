@@ -69,6 +69,7 @@ pub fn new_congestion_control(cfg: &TcpConfig, mss: u64, init_cwnd: u64) -> Box<
             if cfg.flavor == TcpFlavor::Ns3 {
                 d.min_cut_segments = 0;
                 d.reno.keep_ca_count = true;
+                d.window_end = u64::MAX;
             }
             Box::new(d)
         }
@@ -196,7 +197,8 @@ pub struct Dctcp {
     reno: NewReno,
     g: f64,
     alpha: f64,
-    /// End of the current observation window (SND.NXT when it started).
+    /// End of the current observation window (SND.NXT when it started); [`u64::MAX`] until the
+    /// first ACK when the first window is observed whole (ns-3).
     window_end: u64,
     acked_bytes: u64,
     ecn_bytes: u64,
@@ -258,6 +260,12 @@ impl CongestionControl for Dctcp {
         if ack.ece {
             self.ecn_bytes = self.ecn_bytes.saturating_add(acked);
         }
+        if self.window_end == u64::MAX {
+            // ns-3 3.37's TcpDctcp::PktsAcked: the first call only sets the end of the first
+            // window (`m_nextSeq`), so alpha keeps its initial 1 until that window is acked;
+            // Linux's `dctcp_init` sets it when the connection opens, before any data.
+            self.window_end = ack.snd_max;
+        }
         if ack.snd_una >= self.window_end && self.acked_bytes > 0 {
             let f = self.ecn_bytes as f64 / self.acked_bytes as f64;
             self.alpha = ((1.0 - self.g) * self.alpha + self.g * f).clamp(0.0, 1.0);
@@ -299,6 +307,30 @@ mod tests {
         AckInfo {
             acked,
             ..AckInfo::default()
+        }
+    }
+
+    #[test]
+    fn ns3_dctcp_keeps_the_initial_alpha_through_the_first_window() {
+        // ns-3 3.37's TcpDctcp::PktsAcked only notes the end of the first window on its first
+        // call; Linux's window starts when the connection opens, so its first ACK updates alpha.
+        let ack = |snd_una, snd_max| AckInfo {
+            acked: 1000,
+            snd_una,
+            snd_max,
+            ..AckInfo::default()
+        };
+        for (flavor, first, after) in [(TcpFlavor::Ns3, 1.0, 0.9375), (TcpFlavor::Linux, 0.9375, 0.87890625)] {
+            let cfg = TcpConfig {
+                cc: CcAlgo::Dctcp { g: 1.0 / 16.0 },
+                flavor,
+                ..TcpConfig::default()
+            };
+            let mut cc = new_congestion_control(&cfg, 1000, 10_000);
+            cc.on_ack(0, &ack(1001, 10_001));
+            assert_eq!(cc.alpha(), Some(first), "{flavor:?}");
+            cc.on_ack(0, &ack(10_001, 20_001));
+            assert_eq!(cc.alpha(), Some(after), "{flavor:?}");
         }
     }
 

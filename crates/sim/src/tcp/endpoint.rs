@@ -1573,7 +1573,9 @@ impl TcpEndpoint {
                         self.send_ack(now, out);
                     }
                     self.ce_state = ce;
-                    self.ack_now = true;
+                    if self.cfg.flavor == TcpFlavor::Linux {
+                        self.ack_now = true;
+                    }
                 }
             } else {
                 if pkt.has(Flags::CWR) {
