@@ -1437,25 +1437,33 @@ fn sack_blocks_report_the_most_recent_first() {
     assert_eq!(s.stats().duplicate_arrivals, 1);
 }
 
-#[test]
-fn dctcp_receiver_echoes_ce_changes_immediately() {
+/// A DCTCP receiver of this flavour that got one segment (ACKed at once, the first after the
+/// handshake), one unmarked segment (delayed) and then a CE-marked one; with what it sent for
+/// the marked one.
+fn dctcp_receiver_at_ce_start(flavor: TcpFlavor) -> (TcpEndpoint, TcpOutput) {
     let cfg = TcpConfig {
         cc: CcAlgo::Dctcp { g: 1.0 / 16.0 },
+        flavor,
         ..TcpConfig::default()
     };
     let (_c, mut s, mut out) = pair(cfg);
     let m = 1448;
-    // The first segment after the handshake is acknowledged at once.
     s.on_packet(99, &data(0, m), &mut out);
     assert_eq!(out.packets.len(), 1);
     out.clear();
-    // Not marked: delayed.
     s.on_packet(100, &data(m, m), &mut out);
     assert!(out.packets.is_empty());
-    // Marked: first ACK the delayed segment without ECE, then this one with ECE.
     let mut p = data(2 * m, m);
     p.ecn = Ecn::Ce;
     s.on_packet(101, &p, &mut out);
+    (s, out)
+}
+
+#[test]
+fn dctcp_receiver_echoes_ce_changes_immediately() {
+    let m = 1448;
+    // Marked: first ACK the delayed segment without ECE, then this one with ECE.
+    let (mut s, mut out) = dctcp_receiver_at_ce_start(TcpFlavor::Linux);
     assert_eq!(out.packets.len(), 2);
     assert!(!out.packets[0].has(Flags::ECE) && out.packets[0].ack == 1001 + 2 * m);
     assert!(out.packets[1].has(Flags::ECE) && out.packets[1].ack == 1001 + 3 * m);
@@ -1484,20 +1492,8 @@ fn ns3_dctcp_receiver_leaves_a_ce_segment_to_the_delayed_ack() {
     // but the marked segment itself waits for the delayed-ACK rule; RFC 8257 and Linux ACK it
     // at once. Traced on dctcp-2: the sender's first ECN cut then comes at ns-3's instant
     // (828 us against 827 us; 804 us with the immediate ACK).
-    let cfg = TcpConfig {
-        cc: CcAlgo::Dctcp { g: 1.0 / 16.0 },
-        flavor: TcpFlavor::Ns3,
-        ..TcpConfig::default()
-    };
-    let (_c, mut s, mut out) = pair(cfg);
     let m = 1448;
-    s.on_packet(99, &data(0, m), &mut out);
-    out.clear();
-    s.on_packet(100, &data(m, m), &mut out);
-    assert!(out.packets.is_empty());
-    let mut p = data(2 * m, m);
-    p.ecn = Ecn::Ce;
-    s.on_packet(101, &p, &mut out);
+    let (mut s, mut out) = dctcp_receiver_at_ce_start(TcpFlavor::Ns3);
     assert_eq!(out.packets.len(), 1);
     assert!(!out.packets[0].has(Flags::ECE) && out.packets[0].ack == 1001 + 2 * m);
     out.clear();
