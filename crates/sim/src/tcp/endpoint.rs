@@ -20,8 +20,8 @@ const DEFAULT_MSS: u32 = 536;
 const FALLBACK_RTO: Time = 3 * SEC;
 /// Largest window a SYN or SYN-ACK can advertise (never scaled, RFC 7323 §2.2).
 const SYN_WINDOW: u32 = 65_535;
-/// Bytes of the timestamps option on a non-SYN segment (10 + 2 NOPs).
-const TS_OPTION: u32 = 12;
+/// Bytes of the timestamps option itself (kind, length, two 4-byte values).
+const TS_OPTION: u32 = 10;
 /// Most option bytes a TCP header holds.
 const MAX_OPTIONS: u32 = 40;
 
@@ -1458,12 +1458,12 @@ impl TcpEndpoint {
 
     /// A non-SYN segment carrying the current ACK, window, SACK blocks and timestamps.
     fn build(&mut self, now: Time, seq_off: u64, mut flags: Flags, payload: u32) -> Packet {
-        let ns3 = self.cfg.flavor == TcpFlavor::Ns3;
+        // Linux puts two NOPs before the timestamps and the SACK option; ns-3 3.37 none, and
+        // pads only the end of the list (see `SynOptions::wire_len`): done below.
+        let nops = if self.cfg.flavor == TcpFlavor::Ns3 { 0 } else { 2 };
         let mut options = 0;
         if self.ts_ok {
-            // ns-3 3.37 pads only the end of the option list (see `SynOptions::wire_len`):
-            // 10 bytes here, and the padding is added below.
-            options += if ns3 { TS_OPTION - 2 } else { TS_OPTION };
+            options += nops + TS_OPTION;
         }
         let mut p = self.base_packet(now, seq_off, flags);
         p.payload = payload;
@@ -1474,16 +1474,12 @@ impl TcpEndpoint {
                 flags |= Flags::ECE;
             }
             if self.sack_ok && !self.ooo.is_empty() {
-                // Linux puts two NOPs before the SACK option; ns-3 none (the same 3 blocks
-                // fit with timestamps, 4 without, either way).
-                let lead = if ns3 { 2 } else { 4 };
+                // Kind and length, then 8 bytes a block (3 blocks fit with timestamps, 4
+                // without, in either layout).
+                let lead = nops + 2;
                 let n = self.fill_sack(&mut p, ((MAX_OPTIONS - options - lead) / 8) as usize);
                 if n > 0 {
-                    options += if ns3 {
-                        2 + 8 * n as u32
-                    } else {
-                        (2 + 8 * n as u32).next_multiple_of(4)
-                    };
+                    options += lead + 8 * n as u32;
                 }
             }
             self.last_ack_sent = self.rcv_nxt;
