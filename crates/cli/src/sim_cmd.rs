@@ -306,15 +306,20 @@ fn print_summary(sc: &Scenario, s: &Value, events: u64, simulated: f64, wall: f6
         u(&s["ecn_marked"]),
         fmt_size(u(&s["peak_queue_bytes"]))
     );
-    // Placed systems: their counters summed over their switches (summary.json has each).
+    // Placed systems: their counters over their switches (summary.json has each): summed, but
+    // a mean is averaged over the switches and a maximum or peak is the largest.
     for entry in s["systems"].as_array().into_iter().flatten() {
         let switches = entry["switches"].as_object();
+        let n = switches.map_or(0, |m| m.len()).max(1) as f64;
         let mut totals: Vec<(String, f64)> = Vec::new();
         for counters in switches.into_iter().flat_map(|m| m.values()) {
             for (k, v) in counters.as_object().into_iter().flatten() {
+                let largest = k.contains("max") || k.contains("peak");
+                let v = if k.contains("mean") { f(v) / n } else { f(v) };
                 match totals.iter_mut().find(|t| &t.0 == k) {
-                    Some(t) => t.1 += f(v),
-                    None => totals.push((k.clone(), f(v))),
+                    Some(t) if largest => t.1 = t.1.max(v),
+                    Some(t) => t.1 += v,
+                    None => totals.push((k.clone(), v)),
                 }
             }
         }
@@ -329,7 +334,7 @@ fn print_summary(sc: &Scenario, s: &Value, events: u64, simulated: f64, wall: f6
             })
             .collect();
         outln!(
-            "{:<10} {} switches (counters summed): {}",
+            "{:<10} {} switches (counters summed, means averaged, maxima and peaks the largest): {}",
             entry["kind"].as_str().unwrap_or(""),
             switches.map_or(0, |m| m.len()),
             shown.join(", ")

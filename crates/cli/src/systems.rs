@@ -8,4 +8,5 @@ pub const KINDS: &[&dyn SystemKind] = &[
     &tandem_tcpu::model::placed::TcpuKind,
     &tandem_coswitch::model::placed::CoswitchKind,
     &tandem_turboswitch::model::placed::TurboswitchKind,
+    &tandem_axon::model::placed::AxonKind,
 ];

@@ -213,7 +213,10 @@ fn systems_placed_by_a_scenario_run_and_bad_entries_are_input_errors() {
     );
     assert!(o.status.success(), "{}", text(&o.stderr));
     let out = text(&o.stdout);
-    assert!(out.contains("tcpu       4 switches (counters summed): "), "{out}");
+    assert!(
+        out.contains("tcpu       4 switches (counters summed, means averaged, maxima and peaks the largest): "),
+        "{out}"
+    );
     let summary: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(s.join("t/summary.json")).unwrap()).unwrap();
     assert_eq!(summary["systems"][0]["kind"], "tcpu");

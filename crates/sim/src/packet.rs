@@ -6,6 +6,7 @@
 //! plus its size on the wire; the pcap tap turns it into real Ethernet/IPv4/TCP/UDP bytes.
 
 use crate::time::Time;
+use rustc_hash::FxHashMap;
 use tandem_wire::ipv4::Ecn;
 use tandem_wire::tcp::Flags;
 
@@ -99,10 +100,17 @@ impl Packet {
 pub struct PacketId(pub u32);
 
 /// A slab of packets with a free list: ids are reused, so memory tracks the packets in flight.
+///
+/// A packet is a compact header record; a system that reads or rewrites real headers (Axon's
+/// source routes) keeps the packet's frame bytes beside it ([`PacketPool::set_frame`]). The
+/// bytes go with the packet: freeing it frees them, and pcap taps write them instead of the
+/// frame they would build from the record. Runs that carry no bytes pay one length check per
+/// freed packet.
 #[derive(Debug, Default)]
 pub struct PacketPool {
     slots: Vec<Packet>,
     free: Vec<u32>,
+    frames: FxHashMap<u32, Vec<u8>>,
 }
 
 impl PacketPool {
@@ -134,11 +142,37 @@ impl PacketPool {
     pub fn get_mut(&mut self, id: PacketId) -> &mut Packet {
         &mut self.slots[id.0 as usize]
     }
-    /// Takes the packet out and frees its slot.
+    /// Takes the packet out and frees its slot (and its frame bytes, if any).
     #[inline]
     pub fn remove(&mut self, id: PacketId) -> Packet {
+        if !self.frames.is_empty() {
+            self.frames.remove(&id.0);
+        }
         self.free.push(id.0);
         self.slots[id.0 as usize]
+    }
+    /// Gives a stored packet its real frame bytes (without FCS), replacing any it had. The
+    /// record is not changed: a system that changes the frame's length sets `size` itself.
+    pub fn set_frame(&mut self, id: PacketId, frame: Vec<u8>) {
+        self.frames.insert(id.0, frame);
+    }
+    /// The packet's frame bytes, if a system gave it some.
+    pub fn frame(&self, id: PacketId) -> Option<&[u8]> {
+        if self.frames.is_empty() {
+            return None;
+        }
+        self.frames.get(&id.0).map(Vec::as_slice)
+    }
+    /// Takes the packet's frame bytes out (the packet keeps its record).
+    pub fn take_frame(&mut self, id: PacketId) -> Option<Vec<u8>> {
+        if self.frames.is_empty() {
+            return None;
+        }
+        self.frames.remove(&id.0)
+    }
+    /// Packets that carry frame bytes now.
+    pub fn frames_live(&self) -> usize {
+        self.frames.len()
     }
     /// Asks the CPU to bring the packet behind a handle into the cache ahead of its use (a
     /// hint: no effect on results; nothing happens for a handle out of range).
@@ -186,5 +220,25 @@ mod tests {
         assert_eq!(c, a);
         assert_eq!(pool.get(b).seq, 2);
         assert_eq!((pool.live(), pool.high_water()), (2, 2));
+    }
+
+    #[test]
+    fn frame_bytes_go_with_their_packet() {
+        let mut pool = PacketPool::new();
+        let a = pool.insert(Packet::default());
+        let b = pool.insert(Packet::default());
+        assert_eq!(pool.frame(a), None);
+        pool.set_frame(a, vec![1, 2, 3]);
+        assert_eq!(pool.frame(a), Some(&[1u8, 2, 3][..]));
+        assert_eq!(pool.frame(b), None);
+        pool.remove(a);
+        assert_eq!(pool.frames_live(), 0);
+        // The slot is reused without the old bytes.
+        let c = pool.insert(Packet::default());
+        assert_eq!(c, a);
+        assert_eq!(pool.frame(c), None);
+        pool.set_frame(b, vec![9]);
+        assert_eq!(pool.take_frame(b), Some(vec![9]));
+        assert_eq!(pool.frame(b), None);
     }
 }

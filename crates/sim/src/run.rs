@@ -14,6 +14,7 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
+use tandem_wire::pcap::LinkType;
 
 /// A run could not write its outputs.
 #[derive(Debug)]
@@ -111,10 +112,14 @@ pub fn build(sc: &Scenario, out_dir: Option<&Path>) -> Result<Sim, RunError> {
     }
     if let Some(dir) = out_dir {
         for ((node, port), path, tmp) in pcap_paths(sc, dir) {
+            let link_type = sim
+                .model(node)
+                .and_then(|m| m.capture_link_type(port))
+                .unwrap_or(LinkType::ETHERNET);
             let opened = File::create(&tmp)
                 .map_err(|e| RunError::Io(path.clone(), e))
                 .and_then(|f| {
-                    Tap::new(Box::new(BufWriter::new(f)))
+                    Tap::with_link_type(Box::new(BufWriter::new(f)), link_type)
                         .map_err(|e| RunError::Io(path.clone(), std::io::Error::other(e.to_string())))
                 });
             match opened {

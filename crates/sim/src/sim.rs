@@ -588,7 +588,7 @@ impl Sim {
             self.events.push(end, Event::TxDone { node, port });
         }
         if let Some(t) = p.tap {
-            self.taps[t].write(now, self.pool.get(q.pkt));
+            self.taps[t].write(now, self.pool.get(q.pkt), self.pool.frame(q.pkt));
         }
         let peer_node = &self.nodes[peer.0 as usize];
         let last_bit = end + delay;
@@ -679,7 +679,16 @@ impl Sim {
                 Verdict::Continue => {}
                 Verdict::Output { port: out, class } => {
                     self.pool.get_mut(pkt).class = class;
-                    self.forward(node, out, pkt, last_bit);
+                    self.forward(node, out, pkt, last_bit, 0);
+                    return;
+                }
+                Verdict::OutputAfter {
+                    port: out,
+                    class,
+                    delay,
+                } => {
+                    self.pool.get_mut(pkt).class = class;
+                    self.forward(node, out, pkt, last_bit, delay);
                     return;
                 }
                 Verdict::Drop(why) => {
@@ -737,11 +746,12 @@ impl Sim {
                 }
             },
         };
-        self.forward(node, out, pkt, last_bit);
+        self.forward(node, out, pkt, last_bit, 0);
     }
 
-    fn forward(&mut self, node: NodeId, port: u16, pkt: PacketId, last_bit: Time) {
-        let lat = self.nodes[node.0 as usize].pipeline_latency;
+    /// Into the egress queue after the switch's pipeline latency and a model's own `extra`.
+    fn forward(&mut self, node: NodeId, port: u16, pkt: PacketId, last_bit: Time, extra: Time) {
+        let lat = self.nodes[node.0 as usize].pipeline_latency + extra;
         if lat == 0 {
             self.enqueue(node, port, pkt, last_bit);
         } else {

@@ -154,6 +154,18 @@ pub enum Verdict {
         /// Traffic class.
         class: u8,
     },
+    /// Send out of this port in this class once `delay` has passed (a model with a pipeline of
+    /// its own, like an Axon's Table 4.2 latencies), on top of the switch's pipeline latency; on
+    /// a cut-through switch the transmission still ends no earlier than the packet's last bit
+    /// plus `delay`.
+    OutputAfter {
+        /// Egress port.
+        port: u16,
+        /// Traffic class.
+        class: u8,
+        /// The model's own latency.
+        delay: Time,
+    },
     /// Drop it, for this reason.
     Drop(&'static str),
     /// The model has taken the packet (it holds the id and will [`SwitchCtx::send`] it or
@@ -234,6 +246,11 @@ pub trait SwitchModel {
     /// Counters to put in summary.json under the switch's name.
     fn report(&self) -> Vec<(String, f64)> {
         Vec::new()
+    }
+    /// The pcap link type of the frames leaving `port`, for a model whose frames there are not
+    /// Ethernet (an Axon port: [`tandem_wire::pcap::LinkType::USER0`]); `None`: Ethernet.
+    fn capture_link_type(&self, _port: u16) -> Option<tandem_wire::pcap::LinkType> {
+        None
     }
     /// The counters a scenario's `summary.json` lists for a switch that carries a placed
     /// system (`[[system]]`, see [`crate::scenario::system`]): the few a user of that system

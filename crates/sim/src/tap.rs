@@ -10,7 +10,7 @@ use std::io::Write;
 use std::net::Ipv4Addr;
 use tandem_wire::ethernet::EthernetRepr;
 use tandem_wire::ipv4::Ipv4Repr;
-use tandem_wire::pcap::{TraceError, TraceWriter};
+use tandem_wire::pcap::{LinkType, TraceError, TraceWriter};
 use tandem_wire::tcp::TcpRepr;
 use tandem_wire::udp::UdpRepr;
 use tandem_wire::{EtherType, IpProtocol, MacAddr};
@@ -108,19 +108,30 @@ pub struct Tap {
 impl Tap {
     /// A tap writing to `w` (nanosecond pcap, Ethernet).
     pub fn new(w: Box<dyn Write>) -> Result<Tap, TraceError> {
+        Tap::with_link_type(w, LinkType::ETHERNET)
+    }
+    /// A tap writing frames of another link type (a port whose model sends Axon frames).
+    pub fn with_link_type(w: Box<dyn Write>, link_type: LinkType) -> Result<Tap, TraceError> {
         Ok(Tap {
-            writer: TraceWriter::ethernet(w)?,
+            writer: TraceWriter::new(w, link_type, 262_144)?,
             buf: Vec::with_capacity(2048),
             frames: 0,
             error: None,
         })
     }
-    /// Writes one packet sent at `now`.
-    pub fn write(&mut self, now: Time, p: &Packet) {
+    /// Writes one packet sent at `now`: its own frame bytes when a system gave it some
+    /// ([`crate::packet::PacketPool::set_frame`]), else the frame its record describes.
+    pub fn write(&mut self, now: Time, p: &Packet, frame: Option<&[u8]>) {
         if self.error.is_some() {
             return;
         }
-        frame_bytes(p, &mut self.buf);
+        match frame {
+            Some(f) => {
+                self.buf.clear();
+                self.buf.extend_from_slice(f);
+            }
+            None => frame_bytes(p, &mut self.buf),
+        }
         let len = self.buf.len() as u32;
         if let Err(e) = self.writer.write(now / 1_000, &self.buf, len) {
             self.error = Some(e);

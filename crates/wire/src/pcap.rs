@@ -26,6 +26,9 @@ impl LinkType {
     pub const LINUX_SLL: LinkType = LinkType(113);
     /// Raw IPv4.
     pub const IPV4: LinkType = LinkType(228);
+    /// The first private type, LINKTYPE_USER0: Axon links, whose frames start with the Axon
+    /// header (`tools/wireshark/axon.lua` claims it).
+    pub const USER0: LinkType = LinkType(147);
 }
 
 /// Why a trace could not be read.

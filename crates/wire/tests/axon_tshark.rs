@@ -266,7 +266,7 @@ fn frames() -> Vec<Expect> {
 
 fn write_pcap(scratch: &Scratch, frames: &[Expect]) -> PathBuf {
     let path = scratch.join("axon.pcap");
-    let mut w = TraceWriter::new(std::fs::File::create(&path).unwrap(), LinkType(147), 65_535).unwrap();
+    let mut w = TraceWriter::new(std::fs::File::create(&path).unwrap(), LinkType::USER0, 65_535).unwrap();
     for (n, e) in frames.iter().enumerate() {
         w.write(
             1_700_000_000_000_000_000 + n as u64 * 1_000,

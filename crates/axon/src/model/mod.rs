@@ -7,6 +7,7 @@
 //! * [`topology`]: nodes and links, shortest Axon paths, the spanning tree;
 //! * [`frames`]: hosts' frames as real bytes;
 //! * [`ethswitch`]: the store-and-forward learning switch;
+//! * [`placed`]: the `[[system]]` kind `"axon"`: Axons on the simulator's kernel in a user's own scenario;
 //! * [`common`]: topologies and helpers the experiments share;
 //! * one module per experiment.
 
@@ -17,6 +18,7 @@ pub mod ethswitch;
 pub mod frames;
 pub mod latency;
 pub mod overhead;
+pub mod placed;
 pub mod sim;
 pub mod topology;
 

@@ -1,0 +1,778 @@
+//! Axon in a user's own scenario: the `[[system]]` kind `"axon"`.
+//!
+//! ```toml
+//! [[system]]
+//! kind = "axon"
+//! switches = "all"        # every switch of an Axon network: Axons connect to Axons and hosts
+//! cam_entries = 64
+//! ```
+//!
+//! Each named switch runs the real [`AxonNode`]: the data plane ([`crate::Device`]) and the
+//! control plane ([`crate::ControlPlane`]) wired as `tandem axon run` runs them live, driven by
+//! the simulator's kernel instead of sockets. Packets between Axons carry their real frame bytes
+//! ([`tandem_sim::packet::PacketPool::set_frame`]): the Axon header a host port prepends, the
+//! next hop each Axon reads and the reverse path it writes, and the Axon-ARP control frames,
+//! which travel the kernel's links and queues like any packet. A packet's `size` is its frame's,
+//! so the header's bytes cost link time.
+//!
+//! The simulated hosts send no ARP themselves; each Axon keeps its hosts' neighbour tables, as
+//! Linux does with its defaults: a host's first packet to an address it has not resolved waits
+//! (at most [`ARP_QUEUE_BYTES`], the oldest dropped first, reason `arp-queue`) while the host's
+//! ARP request goes to the Axon, which answers it by the four Axon-ARP phases (Table 4.3
+//! delays, the route chosen by the control plane); the request is repeated every second and the
+//! waiting packets dropped (reason `arp-failed`) after three unanswered. An ARP request the
+//! control plane sends a host (Phase II) is answered by the host after the host link's round
+//! trip, and the host learns the sender from it. Each host announces itself by a gratuitous ARP
+//! before the run, so the control planes know their hosts (no DHCP: a host's address is the one
+//! the pcap taps write, [`tandem_sim::tap::node_ip`]); each Axon's DHCP pool is the range of its
+//! hosts' addresses, so an Axon's hosts must have neighbouring node numbers.
+//!
+//! What differs from an Axon on its own wire: the kernel's egress queues are the output
+//! buffers (the device is told a transmission is done as soon as it is queued, as a live Axon's
+//! socket does), so the scenario's queue limits and marking apply and no PAUSE is sent (the
+//! simulated hosts would not heed it); the Axon's Table 4.2 pipeline latency is added to the
+//! switch's own `pipeline_latency`; set `switch.forwarding = "cut_through"` for the Axon's
+//! cut-through, or frames are stored and forwarded. ECN marks are made on the packet's record,
+//! not in its frame bytes.
+//!
+//! Parameters (all optional): `route_slots` (4,096 per host port), `cam_entries` (64 per host
+//! port), `path_slack_hops` (0: shortest paths only; more lets the control plane take the least
+//! loaded path up to that many hops longer), `software_delays` (true: Table 4.3's; false: a
+//! control plane that takes no time).
+
+use crate::config::DeviceConfig;
+use crate::control::frames::{arp_frame, parse_arp};
+use crate::control::{
+    AxonNode as TopologyAxon, ControlConfig, ControlPlane, DhcpPool, Endpoint, SoftwareDelays, Topology,
+};
+use crate::dataplane::{Action, Device, Event};
+use crate::node::{AxonNode, NodeOutput, TxDone};
+use crate::port::PortKind;
+use crate::timing::ForwardingMode;
+use crate::{DropReason, MAX_PORTS};
+use serde::Deserialize;
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::Arc;
+use tandem_sim::config::{LinkConfig, ETHERNET_HEADER};
+use tandem_sim::packet::{FlowId, NodeId, Packet, PacketId, Proto};
+use tandem_sim::scenario::system::{Placement, Site, SystemKind};
+use tandem_sim::scenario::ScenarioError;
+use tandem_sim::switch::{SwitchCtx, SwitchModel, Verdict};
+use tandem_sim::tap::{frame_bytes, node_ip, node_mac};
+use tandem_sim::time::{tx_time, Time, SEC, US};
+use tandem_wire::arp::{ArpOperation, ArpRepr};
+use tandem_wire::ethernet::Frame;
+use tandem_wire::pcap::LinkType;
+use tandem_wire::{EtherType, Ipv4Addr, MacAddr};
+
+/// How long a host waits for an ARP reply before asking again (Linux's `retrans_time_ms`).
+pub const ARP_RETRANS: Time = SEC;
+/// ARP requests a host sends before it gives up on an address (Linux's `mcast_solicit`).
+pub const ARP_TRIES: u32 = 3;
+/// Bytes a host keeps waiting for one unresolved address (Linux's `unres_qlen_bytes`).
+pub const ARP_QUEUE_BYTES: u64 = 212_992;
+/// The flow id of the packets that carry the Axons' control frames (no flow of the scenario's).
+const CONTROL_FLOW: FlowId = FlowId(u32::MAX);
+/// Timer tokens of the model's own steps have this bit; the node's own tokens never do.
+const OWN: u64 = 1 << 63;
+
+/// The `"axon"` kind of `[[system]]` entries.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct AxonKind;
+
+/// An entry's parameters.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+struct Params {
+    route_slots: usize,
+    cam_entries: usize,
+    path_slack_hops: usize,
+    software_delays: bool,
+}
+
+impl Default for Params {
+    fn default() -> Params {
+        let d = DeviceConfig::new(1, 1, 1);
+        Params {
+            route_slots: d.route_slots,
+            cam_entries: d.cam_entries,
+            path_slack_hops: 0,
+            software_delays: true,
+        }
+    }
+}
+
+/// A host on one of an Axon's ports, and the link to it.
+#[derive(Debug, Clone, Copy)]
+struct HostPort {
+    mac: MacAddr,
+    ip: Ipv4Addr,
+    link: LinkConfig,
+}
+
+impl HostPort {
+    /// Time from a frame of `len` bytes starting on the host link to its last byte at the far end.
+    fn one_way(&self, len: u64) -> Time {
+        tx_time(self.link.wire_bytes(len as u32), self.link.rate_bps) + self.link.delay
+    }
+}
+
+/// What a host knows of one address.
+#[derive(Debug, Clone)]
+enum Neighbour {
+    /// Asked for; these packets wait.
+    Incomplete {
+        waiting: VecDeque<PacketId>,
+        bytes: u64,
+        tries: u32,
+        since: Time,
+    },
+    /// Resolved to this MAC.
+    Reachable(MacAddr),
+}
+
+/// One of the model's own timed steps.
+#[derive(Debug, Clone)]
+enum Step {
+    /// A host's ARP reply reaches the Axon's port.
+    HostFrame { port: u8, frame: Vec<u8> },
+    /// A host learnt `mac` for `ip` (from the control plane's ARP) and sends what waited.
+    Learn { port: u8, ip: Ipv4Addr, mac: MacAddr },
+    /// A host's ARP for `ip` is still unanswered: ask again or give up.
+    ArpRetry { port: u8, ip: Ipv4Addr },
+    /// A frame the Axon made leaves on `port` (its start time was later than when it was made).
+    Send { port: u16, pkt: PacketId },
+}
+
+/// What the model counts besides the node's own counters.
+#[derive(Debug, Clone, Copy, Default)]
+struct Counters {
+    control_frames: u64,
+    host_arp_requests: u64,
+    held_packets: u64,
+    arp_queue_drops: u64,
+    arp_failures: u64,
+    upcalled_packets: u64,
+    resolved: u64,
+    setup_sum: Time,
+    setup_max: Time,
+}
+
+/// One Axon on the kernel: the real node and its hosts' neighbour tables.
+#[derive(Debug, Clone)]
+struct AxonSwitch {
+    node: AxonNode,
+    me: NodeId,
+    /// Per port: the host on it, if a host port.
+    hosts: Vec<Option<HostPort>>,
+    neighbours: BTreeMap<(u8, Ipv4Addr), Neighbour>,
+    steps: BTreeMap<u64, Step>,
+    next_step: u64,
+    /// Timers the node asked for before the run, armed at the first callback.
+    early: Vec<(u64, u64)>,
+    out: Vec<NodeOutput>,
+    buf: Vec<u8>,
+    c: Counters,
+}
+
+impl AxonKind {
+    fn read(site: &Site<'_>, params: toml::Value) -> Result<Params, ScenarioError> {
+        let p: Params = site.de(params)?;
+        if p.route_slots == 0 {
+            return Err(site.error("route_slots", "must be at least 1"));
+        }
+        Ok(p)
+    }
+}
+
+impl SystemKind for AxonKind {
+    fn name(&self) -> &'static str {
+        "axon"
+    }
+
+    fn place(&self, site: &Site<'_>, params: toml::Value) -> Result<Arc<dyn Placement>, ScenarioError> {
+        let p = Self::read(site, params)?;
+        let topo = site.topology;
+        let device_of = |n: NodeId| site.switches.iter().position(|s| *s == n).map(|i| i as u64 + 1);
+        // Ports, hosts and links, checked.
+        let mut pools = Vec::with_capacity(site.switches.len());
+        let mut links = Vec::new();
+        for (i, &sw) in site.switches.iter().enumerate() {
+            let name = &topo.node(sw).name;
+            let ports = topo.ports(sw);
+            if ports.len() > MAX_PORTS {
+                return Err(site.error(
+                    "switches",
+                    format!("`{name}` has {} ports; an Axon has at most {MAX_PORTS}", ports.len()),
+                ));
+            }
+            let mut ips = Vec::new();
+            for (port, pt) in ports.iter().enumerate() {
+                let cfg = &topo.link(pt.link).cfg;
+                if cfg.l2_header != ETHERNET_HEADER {
+                    return Err(site.error(
+                        "switches",
+                        format!("`{name}` port {port}: an Axon needs Ethernet links (framing = \"ethernet\")"),
+                    ));
+                }
+                if topo.is_host(pt.peer) {
+                    ips.push(node_ip(pt.peer));
+                } else if let Some(peer) = device_of(pt.peer) {
+                    if (i as u64 + 1) < peer {
+                        links.push((
+                            Endpoint {
+                                device: i as u64 + 1,
+                                port: port as u8,
+                            },
+                            Endpoint {
+                                device: peer,
+                                port: pt.peer_port as u8,
+                            },
+                        ));
+                    }
+                } else {
+                    return Err(site.error(
+                        "switches",
+                        format!(
+                            "`{name}` port {port} leads to `{}`, which this entry does not make an Axon: an Axon network is Axons and hosts, named in one entry",
+                            topo.node(pt.peer).name
+                        ),
+                    ));
+                }
+            }
+            pools.push(match (ips.iter().min(), ips.iter().max()) {
+                (Some(a), Some(b)) => (*a, *b),
+                _ => {
+                    let x = spare_ip(254, i);
+                    (x, x)
+                }
+            });
+        }
+        let mut order: Vec<usize> = (0..pools.len()).collect();
+        order.sort_by_key(|&i| pools[i].0);
+        for w in order.windows(2) {
+            if pools[w[1]].0 <= pools[w[0]].1 {
+                return Err(site.error(
+                    "switches",
+                    format!(
+                        "the hosts of `{}` and `{}` interleave in node order: each Axon's pool is the range of its hosts' addresses, so list each Axon's hosts together",
+                        topo.node(site.switches[w[0]]).name,
+                        topo.node(site.switches[w[1]]).name
+                    ),
+                ));
+            }
+        }
+        let mut ctl_topo = Topology::new();
+        for (i, (first, last)) in pools.iter().enumerate() {
+            ctl_topo.add_axon(TopologyAxon {
+                device: i as u64 + 1,
+                pool_first: *first,
+                pool_last: *last,
+            });
+        }
+        for (a, b) in links {
+            ctl_topo
+                .add_link(a, b)
+                .map_err(|e| site.error("switches", e.to_string()))?;
+        }
+        let mut switches = Vec::with_capacity(site.switches.len());
+        for (i, &sw) in site.switches.iter().enumerate() {
+            let model = build_switch(site, &p, &ctl_topo, i, sw, pools[i])?;
+            switches.push((sw, model));
+        }
+        Ok(Arc::new(AxonPlacement { switches }))
+    }
+}
+
+/// An address no host has: 10.`tag`.x.y for Axon `i` (pools of Axons without hosts, servers).
+fn spare_ip(tag: u8, i: usize) -> Ipv4Addr {
+    Ipv4Addr::new(10, tag, (i >> 8) as u8, i as u8)
+}
+
+/// The Axon of switch `sw` (the `i`th of the entry), its hosts announced.
+fn build_switch(
+    site: &Site<'_>,
+    p: &Params,
+    ctl_topo: &Topology,
+    i: usize,
+    sw: NodeId,
+    pool: (Ipv4Addr, Ipv4Addr),
+) -> Result<AxonSwitch, ScenarioError> {
+    let topo = site.topology;
+    let name = &topo.node(sw).name;
+    let ports = topo.ports(sw);
+    let id = i as u64 + 1;
+    let mut cfg = DeviceConfig::new(id, ports.len(), 1);
+    for (port, pt) in ports.iter().enumerate() {
+        cfg.ports[port].line_rate_bps = topo.link(pt.link).cfg.rate_bps;
+    }
+    cfg.route_slots = p.route_slots;
+    cfg.cam_entries = p.cam_entries;
+    cfg.mode = ForwardingMode::CutThrough;
+    cfg.pause.enabled = false;
+    let dev = Device::new(cfg).map_err(|e| site.error("switches", format!("`{name}`: {e}")))?;
+    let dhcp = DhcpPool {
+        server_ip: spare_ip(255, i),
+        subnet_mask: Ipv4Addr::new(255, 0, 0, 0),
+        first: pool.0,
+        last: pool.1,
+        lease_secs: 3600,
+    };
+    let mut ccfg = ControlConfig::new(id, dhcp);
+    ccfg.path_slack_hops = p.path_slack_hops;
+    if !p.software_delays {
+        ccfg.delays = SoftwareDelays::none();
+    }
+    let cp = ControlPlane::new(ccfg, ctl_topo.clone()).map_err(|e| site.error("switches", format!("`{name}`: {e}")))?;
+    let mut node = AxonNode::new(dev, cp, TxDone::Immediate);
+    let mut hosts = vec![None; ports.len()];
+    for (port, pt) in ports.iter().enumerate() {
+        let kind = if topo.is_host(pt.peer) {
+            hosts[port] = Some(HostPort {
+                mac: node_mac(pt.peer),
+                ip: node_ip(pt.peer),
+                link: topo.link(pt.link).cfg,
+            });
+            PortKind::Host
+        } else {
+            PortKind::Axon
+        };
+        node.set_port_kind(port as u8, kind)
+            .map_err(|e| site.error("switches", format!("`{name}` port {port}: {e}")))?;
+    }
+    // Each host announces itself (a gratuitous ARP) before the run.
+    let mut out = Vec::new();
+    for (port, h) in hosts.iter().enumerate() {
+        let Some(h) = h else { continue };
+        let a = ArpRepr {
+            operation: ArpOperation::Request,
+            sender_mac: h.mac,
+            sender_ip: h.ip,
+            target_mac: MacAddr::ZERO,
+            target_ip: h.ip,
+        };
+        let frame = arp_frame(MacAddr::BROADCAST, h.mac, &a);
+        node.handle_device(
+            0,
+            Event::Frame {
+                port: port as u8,
+                frame,
+            },
+            &mut out,
+        );
+    }
+    // The announcements reach the control plane at their last byte: run the node to then.
+    // Whatever it asks for later waits for the run (armed at the model's first callback).
+    let due = timers(&out).map(|(at, _)| at).max().unwrap_or(0);
+    let mut later = Vec::new();
+    node.on_time(due, &mut later);
+    let early = timers(&later).filter(|(at, _)| *at > due).collect();
+    if node.control().local_hosts().len() != hosts.iter().flatten().count() {
+        return Err(site.error(
+            "switches",
+            format!("`{name}`: its control plane did not learn its hosts"),
+        ));
+    }
+    Ok(AxonSwitch {
+        node,
+        me: sw,
+        hosts,
+        neighbours: BTreeMap::new(),
+        steps: BTreeMap::new(),
+        next_step: 0,
+        early,
+        out: Vec::new(),
+        buf: Vec::new(),
+        c: Counters::default(),
+    })
+}
+
+/// The timers among a node's outputs.
+fn timers(out: &[NodeOutput]) -> impl Iterator<Item = (u64, u64)> + '_ {
+    out.iter().filter_map(|o| match o {
+        NodeOutput::Timer { at_ps, token } => Some((*at_ps, *token)),
+        _ => None,
+    })
+}
+
+/// Checked Axons, one per switch, each ready to be cloned for a run.
+#[derive(Debug)]
+struct AxonPlacement {
+    switches: Vec<(NodeId, AxonSwitch)>,
+}
+
+impl Placement for AxonPlacement {
+    fn model(&self, node: NodeId) -> Option<Box<dyn SwitchModel>> {
+        let (_, s) = self.switches.iter().find(|s| s.0 == node)?;
+        Some(Box::new(s.clone()))
+    }
+}
+
+impl AxonSwitch {
+    fn host(&self, port: u16) -> Option<HostPort> {
+        self.hosts.get(usize::from(port)).copied().flatten()
+    }
+
+    fn step(&mut self, cx: &mut SwitchCtx<'_>, at: Time, step: Step) {
+        let token = OWN | self.next_step;
+        self.next_step += 1;
+        self.steps.insert(token, step);
+        cx.set_timer(at, token);
+    }
+
+    fn arm_early(&mut self, cx: &mut SwitchCtx<'_>) {
+        for (at, token) in self.early.drain(..) {
+            cx.set_timer(at, token);
+        }
+    }
+
+    /// Carries out what the node asked for. `carrying` is the kernel packet whose frame the
+    /// node was just fed: its transmission (or drop) becomes the verdict; without one it went
+    /// to the control plane and the kernel packet is freed.
+    fn apply(&mut self, cx: &mut SwitchCtx<'_>, carrying: Option<(u16, PacketId)>) -> Verdict {
+        let mut verdict = None;
+        let mut out = std::mem::take(&mut self.out);
+        for o in out.drain(..) {
+            match o {
+                NodeOutput::Transmit { port, start_ps, frame } => match carrying {
+                    Some((_, pkt)) if verdict.is_none() => {
+                        let p = cx.pool.get_mut(pkt);
+                        p.size = frame.len() as u32;
+                        let class = p.class;
+                        cx.pool.set_frame(pkt, frame);
+                        verdict = Some(Verdict::OutputAfter {
+                            port: u16::from(port),
+                            class,
+                            delay: start_ps.saturating_sub(cx.now),
+                        });
+                    }
+                    _ => self.made_frame(cx, port, start_ps, frame),
+                },
+                NodeOutput::Timer { at_ps, token } => cx.set_timer(at_ps, token),
+                NodeOutput::Device(Action::Dropped { reason, .. }) if carrying.is_some() && verdict.is_none() => {
+                    verdict = Some(Verdict::Drop(reason.name()));
+                }
+                NodeOutput::Device(_) | NodeOutput::Control(_) => {}
+            }
+        }
+        self.out = out;
+        match (verdict, carrying) {
+            (Some(v), _) => v,
+            // A control frame at its control plane: delivered.
+            (None, Some((_, pkt))) if cx.pool.get(pkt).flow == CONTROL_FLOW => {
+                cx.free(pkt);
+                Verdict::Consumed
+            }
+            // A host's packet the data plane could not route: the control plane has its copy
+            // and drops it (it only answers ARP and DHCP).
+            (None, Some(_)) => {
+                self.c.upcalled_packets += 1;
+                Verdict::Drop("axon-unrouted")
+            }
+            (None, None) => Verdict::Consumed,
+        }
+    }
+
+    /// A frame the Axon made (the control plane's): to a host, the host answers it; to an
+    /// Axon, it becomes a packet of its own.
+    fn made_frame(&mut self, cx: &mut SwitchCtx<'_>, port: u8, start: Time, frame: Vec<u8>) {
+        if let Some(h) = self.host(u16::from(port)) {
+            return self.host_receives(cx, port, h, start, &frame);
+        }
+        self.c.control_frames += 1;
+        let pkt = cx.pool.insert(Packet {
+            created: cx.now,
+            flow: CONTROL_FLOW,
+            src: self.me,
+            dst: self.me,
+            size: frame.len() as u32,
+            proto: Proto::Udp,
+            ..Packet::default()
+        });
+        cx.pool.set_frame(pkt, frame);
+        if start > cx.now {
+            self.step(
+                cx,
+                start,
+                Step::Send {
+                    port: u16::from(port),
+                    pkt,
+                },
+            );
+        } else {
+            cx.send(u16::from(port), pkt);
+        }
+    }
+
+    /// A host gets a frame from the control plane (starting at `start`): an ARP request for it
+    /// is answered and teaches it the sender; an ARP reply resolves what it asked for.
+    fn host_receives(&mut self, cx: &mut SwitchCtx<'_>, port: u8, h: HostPort, start: Time, frame: &[u8]) {
+        let Ok(eth) = Frame::new_checked(frame) else { return };
+        if eth.ethertype() != EtherType::ARP {
+            return;
+        }
+        let Some(a) = parse_arp(eth.payload()) else { return };
+        if a.target_ip != h.ip {
+            return;
+        }
+        let at_host = start + h.one_way(frame.len() as u64);
+        if let Some(Neighbour::Incomplete { since, .. }) = self.neighbours.get(&(port, a.sender_ip)) {
+            let setup = at_host.saturating_sub(*since);
+            self.c.resolved += 1;
+            self.c.setup_sum += setup;
+            self.c.setup_max = self.c.setup_max.max(setup);
+        }
+        // What waited leaves the host once it knows the address; its first byte is back
+        // at the Axon one link delay later.
+        self.step(
+            cx,
+            at_host + h.link.delay,
+            Step::Learn {
+                port,
+                ip: a.sender_ip,
+                mac: a.sender_mac,
+            },
+        );
+        if a.operation == ArpOperation::Request {
+            let reply = ArpRepr {
+                operation: ArpOperation::Reply,
+                sender_mac: h.mac,
+                sender_ip: h.ip,
+                target_mac: a.sender_mac,
+                target_ip: a.sender_ip,
+            };
+            let frame = arp_frame(a.sender_mac, h.mac, &reply);
+            let back = at_host + h.one_way(frame.len() as u64);
+            self.step(cx, back, Step::HostFrame { port, frame });
+        }
+    }
+
+    /// The host on `port` asks who has `ip`.
+    fn ask(&mut self, cx: &mut SwitchCtx<'_>, port: u8, h: HostPort, ip: Ipv4Addr) {
+        self.c.host_arp_requests += 1;
+        let a = ArpRepr {
+            operation: ArpOperation::Request,
+            sender_mac: h.mac,
+            sender_ip: h.ip,
+            target_mac: MacAddr::ZERO,
+            target_ip: ip,
+        };
+        let frame = arp_frame(MacAddr::BROADCAST, h.mac, &a);
+        let mut out = std::mem::take(&mut self.out);
+        self.node.handle_device(cx.now, Event::Frame { port, frame }, &mut out);
+        self.out = out;
+        self.apply(cx, None);
+        self.step(cx, cx.now + ARP_RETRANS, Step::ArpRetry { port, ip });
+    }
+
+    /// A host's packet, entering on `port`: addressed and fed to the Axon, or held while the
+    /// host resolves its destination.
+    fn host_packet(&mut self, cx: &mut SwitchCtx<'_>, port: u16, h: HostPort, pkt: PacketId) -> Verdict {
+        let p = *cx.pool.get(pkt);
+        let ip = node_ip(p.dst);
+        let key = (port as u8, ip);
+        match self.neighbours.get_mut(&key) {
+            Some(Neighbour::Reachable(mac)) => {
+                let mac = *mac;
+                self.feed_host_packet(cx, port as u8, pkt, &p, mac)
+            }
+            Some(Neighbour::Incomplete { waiting, bytes, .. }) => {
+                self.c.held_packets += 1;
+                waiting.push_back(pkt);
+                *bytes += u64::from(p.size);
+                while *bytes > ARP_QUEUE_BYTES {
+                    let Some(old) = waiting.pop_front() else { break };
+                    *bytes -= u64::from(cx.pool.get(old).size);
+                    self.c.arp_queue_drops += 1;
+                    cx.drop(port, old, "arp-queue");
+                }
+                Verdict::Consumed
+            }
+            None => {
+                self.c.held_packets += 1;
+                self.neighbours.insert(
+                    key,
+                    Neighbour::Incomplete {
+                        waiting: VecDeque::from([pkt]),
+                        bytes: u64::from(p.size),
+                        tries: 1,
+                        since: cx.now,
+                    },
+                );
+                self.ask(cx, port as u8, h, ip);
+                Verdict::Consumed
+            }
+        }
+    }
+
+    /// Builds the frame of a host's packet addressed to `mac` and feeds it to the Axon.
+    fn feed_host_packet(
+        &mut self,
+        cx: &mut SwitchCtx<'_>,
+        port: u8,
+        pkt: PacketId,
+        p: &Packet,
+        mac: MacAddr,
+    ) -> Verdict {
+        frame_bytes(p, &mut self.buf);
+        self.buf[..6].copy_from_slice(&mac.0);
+        let frame = self.buf.clone();
+        let mut out = std::mem::take(&mut self.out);
+        self.node.handle_device(cx.now, Event::Frame { port, frame }, &mut out);
+        self.out = out;
+        self.apply(cx, Some((u16::from(port), pkt)))
+    }
+
+    /// Runs a verdict on a packet the model holds (the kernel only acts on ingress verdicts).
+    fn settle(&mut self, cx: &mut SwitchCtx<'_>, in_port: u16, pkt: PacketId, v: Verdict) {
+        match v {
+            Verdict::Output { port, .. } => cx.send(port, pkt),
+            Verdict::OutputAfter { port, delay, .. } if delay > 0 => {
+                let at = cx.now + delay;
+                self.step(cx, at, Step::Send { port, pkt });
+            }
+            Verdict::OutputAfter { port, .. } => cx.send(port, pkt),
+            Verdict::Drop(why) => cx.drop(in_port, pkt, why),
+            Verdict::Continue => cx.forward(in_port, pkt),
+            Verdict::Consumed => {}
+        }
+    }
+
+    fn run_step(&mut self, cx: &mut SwitchCtx<'_>, step: Step) {
+        match step {
+            Step::Send { port, pkt } => cx.send(port, pkt),
+            Step::HostFrame { port, frame } => {
+                let mut out = std::mem::take(&mut self.out);
+                self.node.handle_device(cx.now, Event::Frame { port, frame }, &mut out);
+                self.out = out;
+                self.apply(cx, None);
+            }
+            Step::Learn { port, ip, mac } => {
+                let old = self.neighbours.insert((port, ip), Neighbour::Reachable(mac));
+                if let Some(Neighbour::Incomplete { waiting, .. }) = old {
+                    for pkt in waiting {
+                        let p = *cx.pool.get(pkt);
+                        let v = self.feed_host_packet(cx, port, pkt, &p, mac);
+                        self.settle(cx, u16::from(port), pkt, v);
+                    }
+                }
+            }
+            Step::ArpRetry { port, ip } => {
+                let Some(Neighbour::Incomplete { tries, .. }) = self.neighbours.get_mut(&(port, ip)) else {
+                    return;
+                };
+                if *tries < ARP_TRIES {
+                    *tries += 1;
+                    if let Some(h) = self.host(u16::from(port)) {
+                        self.ask(cx, port, h, ip);
+                    }
+                    return;
+                }
+                self.c.arp_failures += 1;
+                if let Some(Neighbour::Incomplete { waiting, .. }) = self.neighbours.remove(&(port, ip)) {
+                    for pkt in waiting {
+                        cx.drop(u16::from(port), pkt, "arp-failed");
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl SwitchModel for AxonSwitch {
+    fn on_ingress(&mut self, cx: &mut SwitchCtx<'_>, in_port: u16, pkt: PacketId) -> Verdict {
+        self.arm_early(cx);
+        if let Some(h) = self.host(in_port) {
+            return self.host_packet(cx, in_port, h, pkt);
+        }
+        let Some(frame) = cx.pool.take_frame(pkt) else {
+            return Verdict::Drop("axon-no-frame");
+        };
+        let mut out = std::mem::take(&mut self.out);
+        self.node.handle_device(
+            cx.now,
+            Event::Frame {
+                port: in_port as u8,
+                frame,
+            },
+            &mut out,
+        );
+        self.out = out;
+        self.apply(cx, Some((in_port, pkt)))
+    }
+
+    fn on_timer(&mut self, cx: &mut SwitchCtx<'_>, token: u64) {
+        self.arm_early(cx);
+        if token & OWN != 0 {
+            if let Some(step) = self.steps.remove(&token) {
+                self.run_step(cx, step);
+            }
+            return;
+        }
+        let mut out = std::mem::take(&mut self.out);
+        self.node.on_timer(cx.now, token, &mut out);
+        self.out = out;
+        self.apply(cx, None);
+    }
+
+    fn capture_link_type(&self, port: u16) -> Option<LinkType> {
+        self.host(port).is_none().then_some(LinkType::USER0)
+    }
+
+    fn report(&self) -> Vec<(String, f64)> {
+        self.system_counters()
+            .into_iter()
+            .map(|(k, v)| (format!("axon_{k}"), v))
+            .collect()
+    }
+
+    fn system_counters(&self) -> Vec<(&'static str, f64)> {
+        let dev = self.node.device();
+        let d = dev.counters();
+        let cp = self.node.control().counters();
+        let cam: usize = (0..dev.port_count() as u8)
+            .filter_map(|p| dev.route_memory(p))
+            .map(|m| m.cam_len())
+            .sum();
+        let device_drops: u64 = DropReason::ALL.iter().map(|r| d.dropped(*r)).sum();
+        let c = &self.c;
+        let setup_mean = if c.resolved == 0 {
+            0.0
+        } else {
+            c.setup_sum as f64 / c.resolved as f64 / US as f64
+        };
+        vec![
+            ("routes", self.node.control().routes().count() as f64),
+            ("routes_installed", cp.routes_installed as f64),
+            ("routes_removed", cp.routes_removed as f64),
+            ("axon_arp_started", cp.axon_arp_started as f64),
+            ("axon_arp_completed", cp.axon_arp_completed as f64),
+            ("arp_answered", cp.arp_answered as f64),
+            ("host_arp_requests", c.host_arp_requests as f64),
+            ("route_setup_mean_us", setup_mean),
+            ("route_setup_max_us", c.setup_max as f64 / US as f64),
+            ("cam_entries", cam as f64),
+            ("cam_hits", d.cam_hits as f64),
+            ("masquerade_hits", d.masquerade_hits as f64),
+            ("frames_out", d.transmitted as f64),
+            ("stripped", d.stripped as f64),
+            ("control_frames", c.control_frames as f64),
+            ("held_packets", c.held_packets as f64),
+            ("arp_queue_drops", c.arp_queue_drops as f64),
+            ("arp_failures", c.arp_failures as f64),
+            ("upcalled_packets", c.upcalled_packets as f64),
+            ("device_drops", device_drops as f64),
+        ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spare_addresses_stay_out_of_node_addresses() {
+        assert_eq!(spare_ip(255, 3), Ipv4Addr::new(10, 255, 0, 3));
+        assert_ne!(spare_ip(254, 0), node_ip(NodeId(0)));
+    }
+}

@@ -1,0 +1,209 @@
+//! Axon placed by a scenario file (`[[system]] kind = "axon"`): the shipped ring runs the real
+//! Axon node on the simulator's kernel; frames between Axons are real Axon frames; one route's
+//! setup takes what the testbed measures for the same node; two hosts that ARP for each other
+//! at once lose their first packets (and TCP recovers); runs are deterministic; bad entries are
+//! refused at their key.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use tandem_axon::model::placed::AxonKind;
+use tandem_sim::limits::Limits;
+use tandem_sim::run;
+use tandem_sim::scenario::system::SystemKind;
+use tandem_sim::scenario::Scenario;
+use tandem_testkit::Scratch;
+use tandem_wire::axon::{AxonRepr, Packet as AxonPacket, PacketType};
+use tandem_wire::pcap::{LinkType, TraceReader};
+
+fn ring() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/systems/axon-ring.toml")
+}
+
+const KINDS: &[&dyn SystemKind] = &[&AxonKind];
+
+fn load(sets: &[(&str, &str)]) -> Result<Scenario, String> {
+    let sets: Vec<(String, String)> = sets.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    Scenario::load_with_systems(&ring(), &sets, &Limits::default(), KINDS).map_err(|e| e.to_string())
+}
+
+/// Every Axon's counters, summed, after running `sc` to its end.
+fn summed(sc: &Scenario) -> BTreeMap<&'static str, f64> {
+    let mut sim = run::build(sc, None).unwrap();
+    sim.run_until(sc.duration);
+    let mut sum = BTreeMap::new();
+    for &sw in &sc.systems[0].switches {
+        for (k, v) in sim.model(sw).unwrap().system_counters() {
+            *sum.entry(k).or_insert(0.0) += v;
+        }
+    }
+    sum
+}
+
+#[test]
+fn the_ring_runs_on_the_real_node() {
+    let sc = load(&[("duration", "60ms"), ("flows[1].duration", "40ms")]).unwrap();
+    let c = summed(&sc);
+    assert!(c["axon_arp_started"] >= 8.0, "{c:?}");
+    assert_eq!(c["axon_arp_started"], c["axon_arp_completed"], "{c:?}");
+    // Each Axon-ARP is a request and a reply, each a packet of its own on the kernel's links.
+    assert_eq!(c["control_frames"], 2.0 * c["axon_arp_started"], "{c:?}");
+    // Both ends of every pair have a route (Phase III at the target, Phase IV at the source;
+    // two hosts on one Axon get both at once, without Axon-ARP).
+    assert!(c["routes_installed"] >= 2.0 * c["axon_arp_completed"], "{c:?}");
+    assert_eq!(c["routes"], c["routes_installed"] - c["routes_removed"], "{c:?}");
+    assert!(c["cam_hits"] > 1000.0 && c["stripped"] > 1000.0, "{c:?}");
+    for k in ["device_drops", "upcalled_packets", "arp_failures", "arp_queue_drops"] {
+        assert_eq!(c[k], 0.0, "{k}: {c:?}");
+    }
+}
+
+/// The only flow: `h0` -> `h4`, two Axons apart.
+fn one_flow(extra: &[(&'static str, &str)]) -> Vec<(&'static str, String)> {
+    let mut v = vec![
+        ("duration", "3ms".to_string()),
+        (
+            "flows",
+            r#"[{kind = "bulk", pairs = [["h0", "h4"]], bytes = "100KB"}]"#.to_string(),
+        ),
+        ("output.pcap", r#"["a0:0", "a0:1", "a2:2"]"#.to_string()),
+        ("output.plots", "false".to_string()),
+    ];
+    v.extend(extra.iter().map(|(k, s)| (*k, s.to_string())));
+    v
+}
+
+fn load_owned(sets: &[(&'static str, String)]) -> Scenario {
+    let sets: Vec<(String, String)> = sets.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
+    Scenario::load_with_systems(&ring(), &sets, &Limits::default(), KINDS).unwrap()
+}
+
+/// (time in ns, frame) of every frame in a capture, and its link type (Ethernet when empty).
+fn frames(path: &Path) -> (LinkType, Vec<(u64, Vec<u8>)>) {
+    let mut r = TraceReader::new(std::fs::File::open(path).unwrap()).unwrap();
+    let mut lt = LinkType::ETHERNET;
+    let mut out = Vec::new();
+    while let Some(rec) = r.next_packet() {
+        let rec = rec.unwrap();
+        lt = rec.linktype;
+        out.push((rec.ts_ns, rec.data.to_vec()));
+    }
+    (lt, out)
+}
+
+#[test]
+fn frames_between_axons_are_axon_frames_and_one_route_takes_the_testbeds_time() {
+    let sc = load_owned(&one_flow(&[]));
+    let s = Scratch::new("axon-placed-one");
+    let out = run::run(&sc, s.path(), &mut |_| {}).unwrap();
+    // a0's ring ports carry Axon frames: the flow's data (type Ethernet, a TCP segment inside)
+    // and the Axon-ARP control frames, on whichever side the control plane chose.
+    let mut data = 0;
+    let mut control = 0;
+    for port in ["a0-0.pcap", "a0-1.pcap"] {
+        let (lt, fs) = frames(&s.join(port));
+        assert!(fs.is_empty() || lt == LinkType::USER0, "{lt:?}");
+        for (_, f) in fs {
+            let h = AxonRepr::parse(&AxonPacket::new_checked(&f[..]).unwrap()).unwrap();
+            match h.packet_type {
+                PacketType::Ethernet => {
+                    let inner = &f[h.header_len()..];
+                    assert_eq!(&inner[12..14], &[0x08, 0x00], "IPv4 inside");
+                    data += 1;
+                }
+                PacketType::Control => control += 1,
+                other => panic!("unexpected {other:?}"),
+            }
+        }
+    }
+    assert!(data > 60, "{data} data frames");
+    assert_eq!(control, 1, "the Axon-ARP request leaves a0; the reply comes back in");
+    // The first data frame reaches h4 at the time the testbed measures from the ARP request
+    // to the first data frame at the target over the same node (757 us, docs/systems/axon.md).
+    // Declared before the first run: within 2%, as the two drivers differ only in how hosts
+    // are modelled (there, hosts send their ARP before the packet; here the Axon sends the
+    // host's ARP when the packet arrives, a SYN's serialisation later).
+    let (lt, fs) = frames(&s.join("a2-2.pcap"));
+    assert_eq!(lt, LinkType::ETHERNET);
+    let first_us = fs[0].0 as f64 / 1_000.0;
+    assert!(
+        (first_us - 757.0).abs() <= 757.0 * 0.02,
+        "first data frame at h4 after {first_us} us"
+    );
+    let a0 = &out.summary["systems"][0]["switches"]["a0"];
+    assert_eq!(a0["axon_arp_completed"], 1.0, "{}", out.summary);
+    let setup = a0["route_setup_mean_us"].as_f64().unwrap();
+    assert!(setup > 700.0 && setup < first_us, "{setup}");
+
+    // No software delays: the setup is what the frames take on the wires.
+    let fast = load_owned(&one_flow(&[("system[0].software_delays", "false")]));
+    let c = summed(&fast);
+    assert!(c["route_setup_max_us"] < 20.0, "{c:?}");
+}
+
+#[test]
+fn hosts_that_arp_for_each_other_at_once_lose_their_first_packets() {
+    // h0 and h4 open connections to each other at the same instant. Each Axon's Phase II
+    // ARP request teaches the other host the address it waits for, and Linux sends what waits
+    // at once, before the Axon has stored the route (Phase III): the packet finds no route.
+    // TCP's SYN retransmission (1 s) recovers.
+    let sc = load_owned(&[
+        ("duration", "1500ms".to_string()),
+        (
+            "flows",
+            r#"[{kind = "bulk", pairs = [["h0", "h4"], ["h4", "h0"]], bytes = "100KB"}]"#.to_string(),
+        ),
+        ("output.plots", "false".to_string()),
+    ]);
+    let s = Scratch::new("axon-placed-race");
+    let out = run::run(&sc, s.path(), &mut |_| {}).unwrap();
+    assert_eq!(out.summary["drops_by_reason"]["axon-unrouted"], 2, "{}", out.summary);
+    assert_eq!(out.summary["completed"], 2, "{}", out.summary);
+    let flows = std::fs::read_to_string(s.join("flows.csv")).unwrap();
+    for l in flows.lines().skip(1) {
+        let end: f64 = l.split(',').nth(6).unwrap().parse().unwrap();
+        assert!(end > 1.0, "finished only after the SYN's retransmission: {l}");
+    }
+}
+
+#[test]
+fn runs_are_deterministic() {
+    let sc = load_owned(&one_flow(&[("duration", "20ms")]));
+    let s = Scratch::new("axon-placed-det");
+    run::run(&sc, &s.join("a"), &mut |_| {}).unwrap();
+    run::run(&sc, &s.join("b"), &mut |_| {}).unwrap();
+    for f in [
+        "summary.json",
+        "flows.csv",
+        "drops.csv",
+        "queues.csv",
+        "a0-0.pcap",
+        "a2-2.pcap",
+    ] {
+        let a = std::fs::read(s.join("a").join(f)).unwrap();
+        let b = std::fs::read(s.join("b").join(f)).unwrap();
+        assert_eq!(a, b, "{f} differs between two runs");
+    }
+}
+
+#[test]
+fn entries_are_checked() {
+    let e = load(&[("system[0].switches", r#"["a0", "a1"]"#)]).unwrap_err();
+    assert!(
+        e.contains("system[0].switches") && e.contains("which this entry does not make an Axon"),
+        "{e}"
+    );
+    let e = load(&[("system[0].cam", "1")]).unwrap_err();
+    assert!(e.contains("system[0]") && e.contains("unknown field `cam`"), "{e}");
+    let e = load(&[("system[0].route_slots", "0")]).unwrap_err();
+    assert!(e.contains("system[0].route_slots: must be at least 1"), "{e}");
+    // A star of 16 hosts: one switch with 16 ports, one more than an Axon has.
+    let star = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/systems/coswitch-rack.toml");
+    let sets = vec![(
+        "system".to_string(),
+        r#"[{kind = "axon", switches = "all"}]"#.to_string(),
+    )];
+    let e = Scenario::load_with_systems(&star, &sets, &Limits::default(), KINDS)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("has 16 ports; an Axon has at most 15"), "{e}");
+}
