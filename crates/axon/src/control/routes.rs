@@ -87,14 +87,12 @@ impl ControlPlane {
         mut route: InstalledRoute,
         out: &mut Vec<ControlAction>,
     ) -> Option<MacAddr> {
-        let mac = match dev.install_route(route.port, route.slot, &route.entry, route.cam_key) {
-            Ok(m) => m,
-            Err(_) => {
-                let _ = dev.remove_route(route.port, route.slot);
-                self.drop_input(ControlDrop::RouteRejected, out);
-                return None;
-            }
-        };
+        // An older route of the host to the same address goes first, so that the CAM key it
+        // held (the destination's real MAC) is free for the new one: when two hosts ARP for each
+        // other at once, a host is told that MAC by the other's Phase II and again by its own
+        // Phase IV; installed the other way round the new route got a masqueraded MAC, the
+        // reply named it, and Linux (which ignores a reply that changes an address learnt less
+        // than a second before) kept sending to the MAC whose route was gone.
         let old: Vec<_> = self
             .routes
             .values()
@@ -104,6 +102,14 @@ impl ControlPlane {
         for (p, s) in old {
             self.remove_tracked(dev, p, s, RemovalReason::Replaced, out);
         }
+        let mac = match dev.install_route(route.port, route.slot, &route.entry, route.cam_key) {
+            Ok(m) => m,
+            Err(_) => {
+                let _ = dev.remove_route(route.port, route.slot);
+                self.drop_input(ControlDrop::RouteRejected, out);
+                return None;
+            }
+        };
         route.host_mac = mac;
         route.cam_key = route.cam_key.filter(|k| *k == mac);
         route.last_used_ps = now;

@@ -22,7 +22,10 @@
 //! delays, the route chosen by the control plane); the request is repeated every second and the
 //! waiting packets dropped (reason `arp-failed`) after three unanswered. An ARP request the
 //! control plane sends a host (Phase II) is answered by the host after the host link's round
-//! trip, and the host learns the sender from it. Each host announces itself by a gratuitous ARP
+//! trip, and the host learns the sender from it and sends what it had waiting for that address
+//! at once; an ARP reply that would change an address learnt less than [`ARP_LOCKTIME`] before
+//! is ignored (counted in `arp_replies_ignored`). The hosts do not re-validate what they learnt
+//! (Linux probes a stale entry after 5 s; runs are short). Each host announces itself by a gratuitous ARP
 //! before the run, so the control planes know their hosts (no DHCP: a host's address is the one
 //! the pcap taps write, [`tandem_sim::tap::node_ip`]); each Axon's DHCP pool is the range of its
 //! hosts' addresses, so an Axon's hosts must have neighbouring node numbers.
@@ -69,6 +72,9 @@ use tandem_wire::{EtherType, Ipv4Addr, MacAddr};
 pub const ARP_RETRANS: Time = SEC;
 /// ARP requests a host sends before it gives up on an address (Linux's `mcast_solicit`).
 pub const ARP_TRIES: u32 = 3;
+/// How long an address a host learnt stands against an ARP reply naming another (Linux's
+/// `locktime`).
+pub const ARP_LOCKTIME: Time = SEC;
 /// Bytes a host keeps waiting for one unresolved address (Linux's `unres_qlen_bytes`).
 pub const ARP_QUEUE_BYTES: u64 = 212_992;
 /// The flow id of the packets that carry the Axons' control frames (no flow of the scenario's).
@@ -127,8 +133,8 @@ enum Neighbour {
         tries: u32,
         since: Time,
     },
-    /// Resolved to this MAC.
-    Reachable(MacAddr),
+    /// Resolved to `mac`, set at `updated`.
+    Known { mac: MacAddr, updated: Time },
 }
 
 /// One of the model's own timed steps.
@@ -136,8 +142,15 @@ enum Neighbour {
 enum Step {
     /// A host's ARP reply reaches the Axon's port.
     HostFrame { port: u8, frame: Vec<u8> },
-    /// A host learnt `mac` for `ip` (from the control plane's ARP) and sends what waited.
-    Learn { port: u8, ip: Ipv4Addr, mac: MacAddr },
+    /// A host heard `mac` for `ip` at `at` (from the control plane's ARP request, or its
+    /// `reply` to the host's own) and sends what waited.
+    Learn {
+        port: u8,
+        ip: Ipv4Addr,
+        mac: MacAddr,
+        at: Time,
+        reply: bool,
+    },
     /// A host's ARP for `ip` is still unanswered: ask again or give up.
     ArpRetry { port: u8, ip: Ipv4Addr },
     /// A frame the Axon made leaves on `port` (its start time was later than when it was made).
@@ -153,6 +166,7 @@ struct Counters {
     arp_queue_drops: u64,
     arp_failures: u64,
     upcalled_packets: u64,
+    replies_ignored: u64,
     resolved: u64,
     setup_sum: Time,
     setup_max: Time,
@@ -531,6 +545,8 @@ impl AxonSwitch {
                 port,
                 ip: a.sender_ip,
                 mac: a.sender_mac,
+                at: at_host,
+                reply: a.operation == ArpOperation::Reply,
             },
         );
         if a.operation == ArpOperation::Request {
@@ -572,7 +588,7 @@ impl AxonSwitch {
         let ip = node_ip(p.dst);
         let key = (port as u8, ip);
         match self.neighbours.get_mut(&key) {
-            Some(Neighbour::Reachable(mac)) => {
+            Some(Neighbour::Known { mac, .. }) => {
                 let mac = *mac;
                 self.feed_host_packet(cx, port as u8, pkt, &p, mac)
             }
@@ -647,8 +663,24 @@ impl AxonSwitch {
                 self.out = out;
                 self.apply(cx, None);
             }
-            Step::Learn { port, ip, mac } => {
-                let old = self.neighbours.insert((port, ip), Neighbour::Reachable(mac));
+            Step::Learn {
+                port,
+                ip,
+                mac,
+                at,
+                reply,
+            } => {
+                // Linux takes a request's address always, a reply's only if the address it
+                // changes is at least `locktime` old.
+                if let Some(Neighbour::Known { mac: had, updated }) = self.neighbours.get(&(port, ip)) {
+                    if reply && *had != mac && at < updated + ARP_LOCKTIME {
+                        self.c.replies_ignored += 1;
+                        return;
+                    }
+                }
+                let old = self
+                    .neighbours
+                    .insert((port, ip), Neighbour::Known { mac, updated: at });
                 if let Some(Neighbour::Incomplete { waiting, .. }) = old {
                     for pkt in waiting {
                         let p = *cx.pool.get(pkt);
@@ -761,6 +793,7 @@ impl SwitchModel for AxonSwitch {
             ("arp_queue_drops", c.arp_queue_drops as f64),
             ("arp_failures", c.arp_failures as f64),
             ("upcalled_packets", c.upcalled_packets as f64),
+            ("arp_replies_ignored", c.replies_ignored as f64),
             ("device_drops", device_drops as f64),
         ]
     }
