@@ -5,7 +5,7 @@
 use crate::config::{BufferConfig, Marking, QueueConfig};
 use crate::packet::{Packet, PacketId};
 use crate::time::Time;
-use rand::Rng;
+use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 use std::collections::VecDeque;
 use tandem_wire::ipv4::Ecn;
@@ -237,6 +237,10 @@ pub struct EgressQueues {
     /// RED: packets the link sends per second at [`RED_MEAN_PACKET`] bytes (ns-3's `m_ptc`),
     /// to age the average over an idle period; 0 when unknown.
     red_ptc: f64,
+    /// RED's random numbers: this port's own stream ([`EgressQueues::with_seed`]), so that what
+    /// one port draws never depends on what others drew before (a run split among threads
+    /// draws the same numbers). Only RED queues have one.
+    rng: Option<Box<Pcg64>>,
 }
 
 /// Mean packet size RED assumes to age its average over an idle period (ns-3's `MeanPktSize`
@@ -248,6 +252,15 @@ impl EgressQueues {
     /// periods as if this link had sent packets of [`RED_MEAN_PACKET`] bytes).
     pub fn with_link_rate(mut self, rate_bps: u64) -> EgressQueues {
         self.red_ptc = rate_bps as f64 / (8.0 * RED_MEAN_PACKET);
+        self
+    }
+
+    /// The same queues, with RED's random numbers drawn from a stream of their own seeded by
+    /// `seed` (no effect without RED marking).
+    pub fn with_seed(mut self, seed: u64) -> EgressQueues {
+        if matches!(self.cfg.marking, Marking::Red { .. }) {
+            self.rng = Some(Box::new(Pcg64::seed_from_u64(seed)));
+        }
         self
     }
 
@@ -263,6 +276,7 @@ impl EgressQueues {
             watch_packets: Vec::new(),
             stats: PortStats::default(),
             red_ptc: 0.0,
+            rng: None,
         }
     }
 
@@ -322,7 +336,6 @@ impl EgressQueues {
         last_bit: Time,
         now: Time,
         buf: &mut SharedBuffer,
-        rng: &mut Pcg64,
     ) -> Admission {
         let ci = usize::from(pkt.class).min(self.classes.len() - 1);
         let size = u64::from(pkt.size);
@@ -362,6 +375,7 @@ impl EgressQueues {
                 gentle,
                 packets,
             } => {
+                let rng = self.rng.get_or_insert_with(|| Box::new(Pcg64::seed_from_u64(0)));
                 let cq = &mut self.classes[ci];
                 let cur = if packets { cq.q.len() as f64 } else { cq.bytes as f64 };
                 // After an idle period the average decays as if `m` small packets had
@@ -466,7 +480,6 @@ impl EgressQueues {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rand::SeedableRng;
 
     fn pkt(size: u32, class: u8, ecn: Ecn) -> Packet {
         Packet {
@@ -485,10 +498,10 @@ mod tests {
             ..QueueConfig::default()
         });
         let mut buf = SharedBuffer::new(BufferConfig::Dedicated);
-        let mut rng = Pcg64::seed_from_u64(1);
+        q = q.with_seed(1);
         for i in 0..3 {
             let mut p = pkt(100, 1, Ecn::NotEct);
-            let a = q.enqueue(PacketId(i), &mut p, 0, 0, &mut buf, &mut rng);
+            let a = q.enqueue(PacketId(i), &mut p, 0, 0, &mut buf);
             assert_eq!(
                 a,
                 if i < 2 {
@@ -499,7 +512,7 @@ mod tests {
             );
         }
         let mut hi = pkt(60, 0, Ecn::NotEct);
-        q.enqueue(PacketId(9), &mut hi, 0, 0, &mut buf, &mut rng);
+        q.enqueue(PacketId(9), &mut hi, 0, 0, &mut buf);
         assert_eq!(q.dequeue(1, &mut buf).unwrap().pkt, PacketId(9), "class 0 first");
         assert_eq!(q.dequeue(1, &mut buf).unwrap().pkt, PacketId(0));
         assert_eq!(q.stats.drops, vec![(DropReason::QueuePackets, 1, 100)]);
@@ -526,13 +539,13 @@ mod tests {
         );
         let mut q = EgressQueues::new(cfg);
         let mut buf = SharedBuffer::new(BufferConfig::Dedicated);
-        let mut rng = Pcg64::seed_from_u64(1);
+        q = q.with_seed(1);
         let mut admitted = [0u32; 3];
         for class in 0..3u8 {
             for i in 0..10 {
                 let mut p = pkt(100, class, Ecn::NotEct);
                 let id = PacketId(u32::from(class) * 100 + i);
-                if let Admission::Queued { .. } = q.enqueue(id, &mut p, 0, 0, &mut buf, &mut rng) {
+                if let Admission::Queued { .. } = q.enqueue(id, &mut p, 0, 0, &mut buf) {
                     admitted[usize::from(class)] += 1;
                 }
             }
@@ -554,11 +567,11 @@ mod tests {
             limit_packets: 0,
             ..QueueConfig::default()
         });
-        let mut rng = Pcg64::seed_from_u64(1);
+        q = q.with_seed(1);
         let mut admitted = 0;
         for i in 0..100 {
             let mut p = pkt(100, 0, Ecn::NotEct);
-            if let Admission::Queued { .. } = q.enqueue(PacketId(i), &mut p, 0, 0, &mut buf, &mut rng) {
+            if let Admission::Queued { .. } = q.enqueue(PacketId(i), &mut p, 0, 0, &mut buf) {
                 admitted += 1;
             }
         }
@@ -574,12 +587,12 @@ mod tests {
             ..QueueConfig::default()
         });
         let mut buf = SharedBuffer::new(BufferConfig::Dedicated);
-        let mut rng = Pcg64::seed_from_u64(1);
+        q = q.with_seed(1);
         let marks: Vec<bool> = (0..5)
             .map(|i| {
                 let mut p = pkt(100, 0, Ecn::Ect0);
                 matches!(
-                    q.enqueue(PacketId(i), &mut p, 0, 0, &mut buf, &mut rng),
+                    q.enqueue(PacketId(i), &mut p, 0, 0, &mut buf),
                     Admission::Queued { marked: true }
                 )
             })
@@ -596,11 +609,11 @@ mod tests {
         });
         q.set_watch(vec![300, 100]);
         let mut buf = SharedBuffer::new(BufferConfig::Dedicated);
-        let mut rng = Pcg64::seed_from_u64(1);
+        q = q.with_seed(1);
         let mut levels = vec![];
         for i in 0..4 {
             let mut p = pkt(100, 0, Ecn::NotEct);
-            q.enqueue(PacketId(i), &mut p, 0, 0, &mut buf, &mut rng);
+            q.enqueue(PacketId(i), &mut p, 0, 0, &mut buf);
             levels.push(q.level());
         }
         assert_eq!(levels, [1, 1, 2, 2]);
@@ -615,11 +628,11 @@ mod tests {
         q.set_watch(vec![250]);
         q.set_watch_packets(vec![3, 2, 3]);
         let mut buf = SharedBuffer::new(BufferConfig::Dedicated);
-        let mut rng = Pcg64::seed_from_u64(1);
+        q = q.with_seed(1);
         let mut levels = vec![];
         for i in 0..4 {
             let mut p = pkt(100, 0, Ecn::NotEct);
-            q.enqueue(PacketId(i), &mut p, 0, 0, &mut buf, &mut rng);
+            q.enqueue(PacketId(i), &mut p, 0, 0, &mut buf);
             levels.push(q.level());
         }
         // 1..4 packets of 100 bytes: packet levels 2 and 3, byte level 250 (3 packets).

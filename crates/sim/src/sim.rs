@@ -13,8 +13,6 @@ use crate::tcp::{FlowIds, TcpEndpoint, TcpEvent, TcpOutput};
 use crate::time::{tx_time, Time};
 use crate::topology::{NodeKind, Routing, Topology};
 use crate::workload::{FlowKind, FlowSpec};
-use rand::SeedableRng;
-use rand_pcg::Pcg64;
 use rustc_hash::FxHashMap;
 use tandem_wire::ipv4::Ecn;
 
@@ -102,7 +100,9 @@ pub struct Sim {
     routing: Routing,
     tcp_cfg: TcpConfig,
     flows: Vec<FlowState>,
-    rng: Pcg64,
+    /// The scenario's seed (each RED queue's random numbers come from a stream of its own
+    /// seeded by it and the port: [`port_seed`]).
+    seed: u64,
     out: TcpOutput,
     scratch_sends: Vec<(u16, PacketId)>,
     scratch_timers: Vec<(Time, u64)>,
@@ -183,10 +183,12 @@ impl Sim {
             };
             let tports = topo.ports(NodeId(i as u32));
             node.ports.reserve_exact(tports.len());
-            for tp in tports {
+            for (j, tp) in tports.iter().enumerate() {
                 let link = topo.link(tp.link).cfg;
                 node.ports.push(Port {
-                    queues: EgressQueues::new(qcfg).with_link_rate(link.rate_bps),
+                    queues: EgressQueues::new(qcfg)
+                        .with_link_rate(link.rate_bps)
+                        .with_seed(port_seed(seed, NodeId(i as u32), j as u16)),
                     peer: tp.peer,
                     peer_port: tp.peer_port,
                     link,
@@ -230,7 +232,7 @@ impl Sim {
             routing: Routing::compute(topo),
             tcp_cfg: tcp,
             flows: states,
-            rng: Pcg64::seed_from_u64(seed),
+            seed,
             out: TcpOutput::default(),
             scratch_sends: Vec::new(),
             scratch_timers: Vec::new(),
@@ -265,8 +267,11 @@ impl Sim {
     /// run: what the old queues held and counted is gone). For a switch whose model needs other
     /// queues than the scenario's, such as TCPU's three classes.
     pub fn set_switch_queues(&mut self, node: NodeId, cfg: QueueConfig) {
-        for p in &mut self.nodes[node.0 as usize].ports {
-            p.queues = EgressQueues::new(cfg).with_link_rate(p.link.rate_bps);
+        let seed = self.seed;
+        for (j, p) in self.nodes[node.0 as usize].ports.iter_mut().enumerate() {
+            p.queues = EgressQueues::new(cfg)
+                .with_link_rate(p.link.rate_bps)
+                .with_seed(port_seed(seed, node, j as u16));
         }
     }
 
@@ -522,7 +527,7 @@ impl Sim {
         };
         let adm = p
             .queues
-            .enqueue(pkt, self.pool.get_mut(pkt), last_bit, now, &mut n.buffer, &mut self.rng);
+            .enqueue(pkt, self.pool.get_mut(pkt), last_bit, now, &mut n.buffer);
         if let Admission::Dropped(_) = adm {
             self.pool.remove(pkt);
             return;
@@ -1029,4 +1034,33 @@ fn ports_of(s: &FlowSpec) -> (u16, u16) {
         _ => 9000,
     };
     (client, server)
+}
+
+/// The seed of port `port` of `node`'s random numbers for a run seeded `seed`: the scenario's
+/// seed and the port's place mixed (SplitMix64's finaliser), so that every port has a stream of
+/// its own that no other port's draws move.
+pub fn port_seed(seed: u64, node: NodeId, port: u16) -> u64 {
+    let mut z = seed ^ (u64::from(node.0) << 16 | u64::from(port)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+#[cfg(test)]
+mod port_seed_tests {
+    use super::*;
+
+    #[test]
+    fn every_port_has_a_stream_of_its_own() {
+        let mut seen = std::collections::BTreeSet::new();
+        for seed in [0, 1, 7] {
+            for node in 0..64 {
+                for port in 0..16 {
+                    assert!(seen.insert(port_seed(seed, NodeId(node), port)), "{seed} {node} {port}");
+                }
+            }
+        }
+        // A function of its arguments only: a run draws the same numbers however it is split.
+        assert_eq!(port_seed(1, NodeId(3), 2), port_seed(1, NodeId(3), 2));
+    }
 }
