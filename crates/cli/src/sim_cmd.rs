@@ -307,25 +307,34 @@ fn print_summary(sc: &Scenario, s: &Value, events: u64, simulated: f64, wall: f6
         fmt_size(u(&s["peak_queue_bytes"]))
     );
     // Placed systems: their counters over their switches (summary.json has each): summed, but
-    // a mean is averaged over the switches and a maximum or peak is the largest.
+    // a mean is averaged over the switches that have one (not 0) and a maximum or peak is the
+    // largest.
     for entry in s["systems"].as_array().into_iter().flatten() {
         let switches = entry["switches"].as_object();
-        let n = switches.map_or(0, |m| m.len()).max(1) as f64;
-        let mut totals: Vec<(String, f64)> = Vec::new();
+        // (name, value, switches with a mean)
+        let mut totals: Vec<(String, f64, u32)> = Vec::new();
         for counters in switches.into_iter().flat_map(|m| m.values()) {
             for (k, v) in counters.as_object().into_iter().flatten() {
                 let largest = k.contains("max") || k.contains("peak");
-                let v = if k.contains("mean") { f(v) / n } else { f(v) };
+                let counted = u32::from(k.contains("mean") && f(v) != 0.0);
                 match totals.iter_mut().find(|t| &t.0 == k) {
-                    Some(t) if largest => t.1 = t.1.max(v),
-                    Some(t) => t.1 += v,
-                    None => totals.push((k.clone(), v)),
+                    Some(t) if largest => t.1 = t.1.max(f(v)),
+                    Some(t) => {
+                        t.1 += f(v);
+                        t.2 += counted;
+                    }
+                    None => totals.push((k.clone(), f(v), counted)),
                 }
+            }
+        }
+        for t in &mut totals {
+            if t.0.contains("mean") && t.2 > 0 {
+                t.1 /= f64::from(t.2);
             }
         }
         let shown: Vec<String> = totals
             .iter()
-            .map(|(k, v)| {
+            .map(|(k, v, _)| {
                 if v.fract() == 0.0 {
                     format!("{k} {v}")
                 } else {
@@ -334,7 +343,7 @@ fn print_summary(sc: &Scenario, s: &Value, events: u64, simulated: f64, wall: f6
             })
             .collect();
         outln!(
-            "{:<10} {} switches (counters summed, means averaged, maxima and peaks the largest): {}",
+            "{:<10} {} switches (counters summed, means averaged over the switches with one, maxima and peaks the largest): {}",
             entry["kind"].as_str().unwrap_or(""),
             switches.map_or(0, |m| m.len()),
             shown.join(", ")

@@ -214,7 +214,7 @@ fn systems_placed_by_a_scenario_run_and_bad_entries_are_input_errors() {
     assert!(o.status.success(), "{}", text(&o.stderr));
     let out = text(&o.stdout);
     assert!(
-        out.contains("tcpu       4 switches (counters summed, means averaged, maxima and peaks the largest): "),
+        out.contains("tcpu       4 switches (counters summed, means averaged over the switches with one, maxima and peaks the largest): "),
         "{out}"
     );
     let summary: serde_json::Value =
@@ -349,7 +349,7 @@ fn scenarios_beyond_the_memory_limit_are_refused_in_one_line() {
         refused(
             &["sim", cmd, star, "--max-memory", "8GiB"],
             &[
-                "star.toml:2: topology: the run would need about 88.6 TiB (network 1.24 TiB, routing 128 KiB,",
+                "star.toml:2: topology: the run would need about 88.7 TiB (network 1.26 TiB, routing 128 KiB,",
                 "more than the memory limit of 8.00 GiB",
                 "--max-memory",
             ],

@@ -30,16 +30,19 @@
 //! the pcap taps write, [`tandem_sim::tap::node_ip`]); each Axon's DHCP pool is the range of its
 //! hosts' addresses, so an Axon's hosts must have neighbouring node numbers.
 //!
-//! What differs from an Axon on its own wire: the kernel's egress queues are the output
-//! buffers (the device is told a transmission is done as soon as it is queued, as a live Axon's
-//! socket does), so the scenario's queue limits and marking apply and no PAUSE is sent (the
-//! simulated hosts would not heed it); the Axon's Table 4.2 pipeline latency is added to the
-//! switch's own `pipeline_latency`; set `switch.forwarding = "cut_through"` for the Axon's
-//! cut-through, or frames are stored and forwarded. ECN marks are made on the packet's record,
-//! not in its frame bytes.
+//! The device keeps its own output buffers (one per input port, served round robin,
+//! `output_buffer_bytes` each) and drops with its own reasons (`output-buffer-full`); the
+//! kernel's queue of an Axon port holds at most the one frame the device has handed it,
+//! waiting to start, and the device hears that its port is free when that frame starts to
+//! leave. So the scenario's switch queue limits and marking do not apply to Axons (Axons mark
+//! nothing). What differs from an Axon on its own wire: no PAUSE is sent (the simulated hosts
+//! would not heed it), so a host is not held back when the Axon header makes its frames longer
+//! on the next link; the Table 4.2 pipeline latency is added to the switch's
+//! `pipeline_latency`; set `switch.forwarding = "cut_through"` for the Axon's cut-through, or
+//! frames are stored and forwarded.
 //!
 //! Parameters (all optional): `route_slots` (4,096 per host port), `cam_entries` (64 per host
-//! port), `path_slack_hops` (0: shortest paths only; more lets the control plane take the least
+//! port), `output_buffer_bytes` (32,768 per input port of each output port), `path_slack_hops` (0: shortest paths only; more lets the control plane take the least
 //! loaded path up to that many hops longer), `software_delays` (true: Table 4.3's; false: a
 //! control plane that takes no time).
 
@@ -53,10 +56,12 @@ use crate::node::{AxonNode, NodeOutput, TxDone};
 use crate::port::PortKind;
 use crate::timing::ForwardingMode;
 use crate::{DropReason, MAX_PORTS};
+use rustc_hash::{FxHashMap, FxHasher};
 use serde::Deserialize;
 use std::collections::{BTreeMap, VecDeque};
+use std::hash::{Hash, Hasher};
 use std::sync::Arc;
-use tandem_sim::config::{LinkConfig, ETHERNET_HEADER};
+use tandem_sim::config::{LinkConfig, Marking, QueueConfig, ETHERNET_HEADER};
 use tandem_sim::packet::{FlowId, NodeId, Packet, PacketId, Proto};
 use tandem_sim::scenario::system::{Placement, Site, SystemKind};
 use tandem_sim::scenario::ScenarioError;
@@ -64,6 +69,7 @@ use tandem_sim::switch::{SwitchCtx, SwitchModel, Verdict};
 use tandem_sim::tap::{frame_bytes, node_ip, node_mac};
 use tandem_sim::time::{tx_time, Time, SEC, US};
 use tandem_wire::arp::{ArpOperation, ArpRepr};
+use tandem_wire::axon::{AxonRepr, Packet as AxonPacket, PacketType};
 use tandem_wire::ethernet::Frame;
 use tandem_wire::pcap::LinkType;
 use tandem_wire::{EtherType, Ipv4Addr, MacAddr};
@@ -92,6 +98,7 @@ pub struct AxonKind;
 struct Params {
     route_slots: usize,
     cam_entries: usize,
+    output_buffer_bytes: usize,
     path_slack_hops: usize,
     software_delays: bool,
 }
@@ -102,6 +109,7 @@ impl Default for Params {
         Params {
             route_slots: d.route_slots,
             cam_entries: d.cam_entries,
+            output_buffer_bytes: d.output_buffer_bytes,
             path_slack_hops: 0,
             software_delays: true,
         }
@@ -186,6 +194,15 @@ struct AxonSwitch {
     early: Vec<(u64, u64)>,
     out: Vec<NodeOutput>,
     buf: Vec<u8>,
+    /// Kernel packets inside the device (being fed, or waiting in its output buffers), by the
+    /// fingerprint of their frame's lasting bytes ([`fingerprint`]).
+    held: FxHashMap<u64, VecDeque<PacketId>>,
+    /// The packet being fed, and what became of it.
+    carried: Option<PacketId>,
+    carried_verdict: Option<Verdict>,
+    carried_drop: Option<&'static str>,
+    /// Ports whose frame a simulated host took at once: free again now.
+    free_now: Vec<u8>,
     c: Counters,
 }
 
@@ -322,6 +339,7 @@ fn build_switch(
     }
     cfg.route_slots = p.route_slots;
     cfg.cam_entries = p.cam_entries;
+    cfg.output_buffer_bytes = p.output_buffer_bytes;
     cfg.mode = ForwardingMode::CutThrough;
     cfg.pause.enabled = false;
     let dev = Device::new(cfg).map_err(|e| site.error("switches", format!("`{name}`: {e}")))?;
@@ -338,7 +356,7 @@ fn build_switch(
         ccfg.delays = SoftwareDelays::none();
     }
     let cp = ControlPlane::new(ccfg, ctl_topo.clone()).map_err(|e| site.error("switches", format!("`{name}`: {e}")))?;
-    let mut node = AxonNode::new(dev, cp, TxDone::Immediate);
+    let mut node = AxonNode::new(dev, cp, TxDone::Driver);
     let mut hosts = vec![None; ports.len()];
     for (port, pt) in ports.iter().enumerate() {
         let kind = if topo.is_host(pt.peer) {
@@ -397,8 +415,34 @@ fn build_switch(
         early,
         out: Vec::new(),
         buf: Vec::new(),
+        held: FxHashMap::default(),
+        carried: None,
+        carried_verdict: None,
+        carried_drop: None,
+        free_now: Vec::new(),
         c: Counters::default(),
     })
+}
+
+/// What identifies a frame while an Axon holds it: a hash of the bytes no Axon changes (after
+/// the Axon header, if `axon` says the frame is one, and after an Ethernet frame's MACs, which
+/// the last Axon rewrites). Frames with the same lasting bytes are the same frame to every
+/// reader of the record.
+fn fingerprint(frame: &[u8], axon: bool) -> u64 {
+    let mut body = frame;
+    let mut ethernet = !axon;
+    if axon {
+        if let Ok(h) = AxonPacket::new_checked(frame).and_then(|p| AxonRepr::parse(&p)) {
+            body = frame.get(h.header_len()..).unwrap_or(&[]);
+            ethernet = h.packet_type == PacketType::Ethernet;
+        }
+    }
+    if ethernet {
+        body = body.get(12..).unwrap_or(&[]);
+    }
+    let mut h = FxHasher::default();
+    body.hash(&mut h);
+    h.finish()
 }
 
 /// The timers among a node's outputs.
@@ -416,6 +460,18 @@ struct AxonPlacement {
 }
 
 impl Placement for AxonPlacement {
+    /// One plain queue a port: it holds at most one of the device's frames waiting to start,
+    /// the device's own output buffers being the Axon's queues.
+    fn queues(&self, _node: NodeId, _base: QueueConfig) -> QueueConfig {
+        QueueConfig {
+            classes: 1,
+            limit_packets: 0,
+            class_limit_packets: [None; 8],
+            limit_bytes: 0,
+            marking: Marking::None,
+        }
+    }
+
     fn model(&self, node: NodeId) -> Option<Box<dyn SwitchModel>> {
         let (_, s) = self.switches.iter().find(|s| s.0 == node)?;
         Some(Box::new(s.clone()))
@@ -440,50 +496,111 @@ impl AxonSwitch {
         }
     }
 
-    /// Carries out what the node asked for. `carrying` is the kernel packet whose frame the
-    /// node was just fed: its transmission (or drop) becomes the verdict; without one it went
-    /// to the control plane and the kernel packet is freed.
-    fn apply(&mut self, cx: &mut SwitchCtx<'_>, carrying: Option<(u16, PacketId)>) -> Verdict {
-        let mut verdict = None;
-        let mut out = std::mem::take(&mut self.out);
-        for o in out.drain(..) {
-            match o {
-                NodeOutput::Transmit { port, start_ps, frame } => match carrying {
-                    Some((_, pkt)) if verdict.is_none() => {
-                        let p = cx.pool.get_mut(pkt);
-                        p.size = frame.len() as u32;
-                        let class = p.class;
-                        cx.pool.set_frame(pkt, frame);
-                        verdict = Some(Verdict::OutputAfter {
-                            port: u16::from(port),
-                            class,
-                            delay: start_ps.saturating_sub(cx.now),
-                        });
-                    }
-                    _ => self.made_frame(cx, port, start_ps, frame),
-                },
-                NodeOutput::Timer { at_ps, token } => cx.set_timer(at_ps, token),
-                NodeOutput::Device(Action::Dropped { reason, .. }) if carrying.is_some() && verdict.is_none() => {
-                    verdict = Some(Verdict::Drop(reason.name()));
-                }
-                NodeOutput::Device(_) | NodeOutput::Control(_) => {}
-            }
+    /// Feeds the frame of kernel packet `pkt`, entering on `port`, to the Axon. The packet
+    /// leaves when the device transmits its frame (now: the verdict; later, from the device's
+    /// output buffers: sent then), is dropped with the device's reason, or, handed to the
+    /// control plane, ends here (a control frame at its target is freed; a host's packet that
+    /// found no route is dropped, `axon-unrouted`, as the control plane drops its copy).
+    fn feed(&mut self, cx: &mut SwitchCtx<'_>, port: u8, pkt: PacketId, frame: Vec<u8>) -> Verdict {
+        let key = fingerprint(&frame, self.host(u16::from(port)).is_none());
+        self.held.entry(key).or_default().push_back(pkt);
+        let before = self.node.device().counters().to_control_plane;
+        self.carried = Some(pkt);
+        self.node
+            .handle_device(cx.now, Event::Frame { port, frame }, &mut self.out);
+        self.apply(cx);
+        self.carried = None;
+        if let Some(v) = self.carried_verdict.take() {
+            self.carried_drop = None;
+            return v;
         }
-        self.out = out;
-        match (verdict, carrying) {
-            (Some(v), _) => v,
-            // A control frame at its control plane: delivered.
-            (None, Some((_, pkt))) if cx.pool.get(pkt).flow == CONTROL_FLOW => {
+        let dropped = self.carried_drop.take();
+        let upcalled = self.node.device().counters().to_control_plane > before;
+        if dropped.is_none() && !upcalled {
+            // Waiting in the device's buffer for its output port.
+            return Verdict::Consumed;
+        }
+        self.unhold(key, pkt);
+        match dropped {
+            Some(why) => Verdict::Drop(why),
+            None if cx.pool.get(pkt).flow == CONTROL_FLOW => {
                 cx.free(pkt);
                 Verdict::Consumed
             }
-            // A host's packet the data plane could not route: the control plane has its copy
-            // and drops it (it only answers ARP and DHCP).
-            (None, Some(_)) => {
+            None => {
                 self.c.upcalled_packets += 1;
                 Verdict::Drop("axon-unrouted")
             }
-            (None, None) => Verdict::Consumed,
+        }
+    }
+
+    fn unhold(&mut self, key: u64, pkt: PacketId) {
+        if let Some(q) = self.held.get_mut(&key) {
+            q.retain(|p| *p != pkt);
+            if q.is_empty() {
+                self.held.remove(&key);
+            }
+        }
+    }
+
+    /// Carries out what the node asked for (in `self.out`): a transmitted frame is matched to
+    /// the kernel packet it came in as (sent on, or the verdict of the packet being fed) or is
+    /// the control plane's own; frames a simulated host takes at once free their port at once.
+    fn apply(&mut self, cx: &mut SwitchCtx<'_>) {
+        loop {
+            let mut out = std::mem::take(&mut self.out);
+            for o in out.drain(..) {
+                match o {
+                    NodeOutput::Transmit { port, start_ps, frame } => {
+                        let key = fingerprint(&frame, self.host(u16::from(port)).is_none());
+                        let held = self.held.get_mut(&key).and_then(|q| q.pop_front());
+                        if self.held.get(&key).is_some_and(|q| q.is_empty()) {
+                            self.held.remove(&key);
+                        }
+                        match held {
+                            Some(pkt) => self.send_held(cx, port, start_ps, pkt, frame),
+                            None => self.made_frame(cx, port, start_ps, frame),
+                        }
+                    }
+                    NodeOutput::Timer { at_ps, token } => cx.set_timer(at_ps, token),
+                    NodeOutput::Device(Action::Dropped { reason, .. }) => {
+                        if self.carried.is_some() && self.carried_verdict.is_none() {
+                            self.carried_drop = Some(reason.name());
+                        }
+                    }
+                    NodeOutput::Device(_) | NodeOutput::Control(_) => {}
+                }
+            }
+            self.out = out;
+            let Some(port) = self.free_now.pop() else { break };
+            self.node.handle_device(cx.now, Event::TxDone { port }, &mut self.out);
+        }
+    }
+
+    /// Sends kernel packet `pkt` on `port` with its new frame, its first byte at `start`.
+    fn send_held(&mut self, cx: &mut SwitchCtx<'_>, port: u8, start: Time, pkt: PacketId, frame: Vec<u8>) {
+        let p = cx.pool.get_mut(pkt);
+        p.size = frame.len() as u32;
+        let class = p.class;
+        cx.pool.set_frame(pkt, frame);
+        let delay = start.saturating_sub(cx.now);
+        if self.carried == Some(pkt) && self.carried_verdict.is_none() {
+            self.carried_verdict = Some(Verdict::OutputAfter {
+                port: u16::from(port),
+                class,
+                delay,
+            });
+        } else if delay > 0 {
+            self.step(
+                cx,
+                start,
+                Step::Send {
+                    port: u16::from(port),
+                    pkt,
+                },
+            );
+        } else {
+            cx.send(u16::from(port), pkt);
         }
     }
 
@@ -491,6 +608,8 @@ impl AxonSwitch {
     /// Axon, it becomes a packet of its own.
     fn made_frame(&mut self, cx: &mut SwitchCtx<'_>, port: u8, start: Time, frame: Vec<u8>) {
         if let Some(h) = self.host(u16::from(port)) {
+            // The host takes it off the wire; the port is free again for the next frame.
+            self.free_now.push(port);
             return self.host_receives(cx, port, h, start, &frame);
         }
         self.c.control_frames += 1;
@@ -574,10 +693,9 @@ impl AxonSwitch {
             target_ip: ip,
         };
         let frame = arp_frame(MacAddr::BROADCAST, h.mac, &a);
-        let mut out = std::mem::take(&mut self.out);
-        self.node.handle_device(cx.now, Event::Frame { port, frame }, &mut out);
-        self.out = out;
-        self.apply(cx, None);
+        self.node
+            .handle_device(cx.now, Event::Frame { port, frame }, &mut self.out);
+        self.apply(cx);
         self.step(cx, cx.now + ARP_RETRANS, Step::ArpRetry { port, ip });
     }
 
@@ -633,10 +751,7 @@ impl AxonSwitch {
         frame_bytes(p, &mut self.buf);
         self.buf[..6].copy_from_slice(&mac.0);
         let frame = self.buf.clone();
-        let mut out = std::mem::take(&mut self.out);
-        self.node.handle_device(cx.now, Event::Frame { port, frame }, &mut out);
-        self.out = out;
-        self.apply(cx, Some((u16::from(port), pkt)))
+        self.feed(cx, port, pkt, frame)
     }
 
     /// Runs a verdict on a packet the model holds (the kernel only acts on ingress verdicts).
@@ -658,10 +773,9 @@ impl AxonSwitch {
         match step {
             Step::Send { port, pkt } => cx.send(port, pkt),
             Step::HostFrame { port, frame } => {
-                let mut out = std::mem::take(&mut self.out);
-                self.node.handle_device(cx.now, Event::Frame { port, frame }, &mut out);
-                self.out = out;
-                self.apply(cx, None);
+                self.node
+                    .handle_device(cx.now, Event::Frame { port, frame }, &mut self.out);
+                self.apply(cx);
             }
             Step::Learn {
                 port,
@@ -720,17 +834,23 @@ impl SwitchModel for AxonSwitch {
         let Some(frame) = cx.pool.take_frame(pkt) else {
             return Verdict::Drop("axon-no-frame");
         };
-        let mut out = std::mem::take(&mut self.out);
-        self.node.handle_device(
-            cx.now,
-            Event::Frame {
-                port: in_port as u8,
-                frame,
-            },
-            &mut out,
-        );
-        self.out = out;
-        self.apply(cx, Some((in_port, pkt)))
+        self.feed(cx, in_port as u8, pkt, frame)
+    }
+
+    /// A port's queue emptied: the frame the device handed it has started to leave, and the
+    /// device may hand the port its next (the kernel's queue holds at most one of its frames
+    /// waiting; the device's own output buffers, one per input port served round robin, hold
+    /// the rest).
+    fn on_queue_level(&mut self, cx: &mut SwitchCtx<'_>, port: u16, level: usize, _bytes: u64) {
+        if level == 0 {
+            self.node
+                .handle_device(cx.now, Event::TxDone { port: port as u8 }, &mut self.out);
+            self.apply(cx);
+        }
+    }
+
+    fn watch_packet_levels(&self) -> Vec<u32> {
+        vec![1]
     }
 
     fn on_timer(&mut self, cx: &mut SwitchCtx<'_>, token: u64) {
@@ -741,10 +861,8 @@ impl SwitchModel for AxonSwitch {
             }
             return;
         }
-        let mut out = std::mem::take(&mut self.out);
-        self.node.on_timer(cx.now, token, &mut out);
-        self.out = out;
-        self.apply(cx, None);
+        self.node.on_timer(cx.now, token, &mut self.out);
+        self.apply(cx);
     }
 
     fn capture_link_type(&self, port: u16) -> Option<LinkType> {
