@@ -1040,10 +1040,7 @@ fn ports_of(s: &FlowSpec) -> (u16, u16) {
 /// seed and the port's place mixed (SplitMix64's finaliser), so that every port has a stream of
 /// its own that no other port's draws move.
 pub fn port_seed(seed: u64, node: NodeId, port: u16) -> u64 {
-    let mut z = seed ^ (u64::from(node.0) << 16 | u64::from(port)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
+    crate::topology::mix64(seed ^ (u64::from(node.0) << 16 | u64::from(port)).wrapping_mul(0x9e37_79b9_7f4a_7c15))
 }
 
 #[cfg(test)]

@@ -590,17 +590,18 @@ impl AxonSwitch {
                 class,
                 delay,
             });
-        } else if delay > 0 {
-            self.step(
-                cx,
-                start,
-                Step::Send {
-                    port: u16::from(port),
-                    pkt,
-                },
-            );
         } else {
-            cx.send(u16::from(port), pkt);
+            self.send_at(cx, port, start, pkt);
+        }
+    }
+
+    /// Queues `pkt` on `port` at `start` (now, if that has come).
+    fn send_at(&mut self, cx: &mut SwitchCtx<'_>, port: u8, start: Time, pkt: PacketId) {
+        let port = u16::from(port);
+        if start > cx.now {
+            self.step(cx, start, Step::Send { port, pkt });
+        } else {
+            cx.send(port, pkt);
         }
     }
 
@@ -623,18 +624,7 @@ impl AxonSwitch {
             ..Packet::default()
         });
         cx.pool.set_frame(pkt, frame);
-        if start > cx.now {
-            self.step(
-                cx,
-                start,
-                Step::Send {
-                    port: u16::from(port),
-                    pkt,
-                },
-            );
-        } else {
-            cx.send(u16::from(port), pkt);
-        }
+        self.send_at(cx, port, start, pkt);
     }
 
     /// A host gets a frame from the control plane (starting at `start`): an ARP request for it
