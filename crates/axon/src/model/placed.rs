@@ -69,7 +69,7 @@ use tandem_sim::switch::{SwitchCtx, SwitchModel, Verdict};
 use tandem_sim::tap::{frame_bytes, node_ip, node_mac};
 use tandem_sim::time::{tx_time, Time, SEC, US};
 use tandem_wire::arp::{ArpOperation, ArpRepr};
-use tandem_wire::axon::{AxonRepr, Packet as AxonPacket, PacketType};
+use tandem_wire::axon::{Packet as AxonPacket, PacketType};
 use tandem_wire::ethernet::Frame;
 use tandem_wire::pcap::LinkType;
 use tandem_wire::{EtherType, Ipv4Addr, MacAddr};
@@ -426,24 +426,30 @@ fn build_switch(
 
 /// What identifies a frame while an Axon holds it: a hash of the bytes no Axon changes (after
 /// the Axon header, if `axon` says the frame is one, and after an Ethernet frame's MACs, which
-/// the last Axon rewrites). Frames with the same lasting bytes are the same frame to every
-/// reader of the record.
+/// the last Axon rewrites), up to [`FINGERPRINT_BYTES`] of them and the length: the headers.
+/// A simulated packet's payload is zeros, so frames with the same headers are the same frame
+/// to every reader of the record.
 fn fingerprint(frame: &[u8], axon: bool) -> u64 {
     let mut body = frame;
     let mut ethernet = !axon;
     if axon {
-        if let Ok(h) = AxonPacket::new_checked(frame).and_then(|p| AxonRepr::parse(&p)) {
-            body = frame.get(h.header_len()..).unwrap_or(&[]);
-            ethernet = h.packet_type == PacketType::Ethernet;
+        if let Ok(p) = AxonPacket::new_checked(frame) {
+            body = frame.get(p.header_len()..).unwrap_or(&[]);
+            ethernet = p.packet_type() == PacketType::Ethernet;
         }
     }
     if ethernet {
         body = body.get(12..).unwrap_or(&[]);
     }
     let mut h = FxHasher::default();
-    body.hash(&mut h);
+    body.len().hash(&mut h);
+    body[..body.len().min(FINGERPRINT_BYTES)].hash(&mut h);
     h.finish()
 }
+
+/// The bytes of a frame [`fingerprint`] reads: EtherType, an IPv4 header and the longest TCP
+/// header (60 bytes), or a whole Axon control message.
+const FINGERPRINT_BYTES: usize = 2 + 20 + 60 + 14;
 
 /// The timers among a node's outputs.
 fn timers(out: &[NodeOutput]) -> impl Iterator<Item = (u64, u64)> + '_ {
