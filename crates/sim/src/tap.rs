@@ -125,15 +125,14 @@ impl Tap {
         if self.error.is_some() {
             return;
         }
-        match frame {
-            Some(f) => {
-                self.buf.clear();
-                self.buf.extend_from_slice(f);
+        let data = match frame {
+            Some(f) => f,
+            None => {
+                frame_bytes(p, &mut self.buf);
+                &self.buf
             }
-            None => frame_bytes(p, &mut self.buf),
-        }
-        let len = self.buf.len() as u32;
-        if let Err(e) = self.writer.write(now / 1_000, &self.buf, len) {
+        };
+        if let Err(e) = self.writer.write(now / 1_000, data, data.len() as u32) {
             self.error = Some(e);
         }
         self.frames += 1;

@@ -58,6 +58,7 @@ use crate::timing::ForwardingMode;
 use crate::{DropReason, MAX_PORTS};
 use rustc_hash::{FxHashMap, FxHasher};
 use serde::Deserialize;
+use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, VecDeque};
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
@@ -125,6 +126,18 @@ struct HostPort {
 }
 
 impl HostPort {
+    /// An ARP frame from this host to `dst`: `op`, about `target_ip` (at `target_mac`).
+    fn arp(&self, op: ArpOperation, dst: MacAddr, target_mac: MacAddr, target_ip: Ipv4Addr) -> Vec<u8> {
+        let a = ArpRepr {
+            operation: op,
+            sender_mac: self.mac,
+            sender_ip: self.ip,
+            target_mac,
+            target_ip,
+        };
+        arp_frame(dst, self.mac, &a)
+    }
+
     /// Time from a frame of `len` bytes starting on the host link to its last byte at the far end.
     fn one_way(&self, len: u64) -> Time {
         tx_time(self.link.wire_bytes(len as u32), self.link.rate_bps) + self.link.delay
@@ -193,7 +206,6 @@ struct AxonSwitch {
     /// Timers the node asked for before the run, armed at the first callback.
     early: Vec<(u64, u64)>,
     out: Vec<NodeOutput>,
-    buf: Vec<u8>,
     /// Kernel packets inside the device (being fed, or waiting in its output buffers), by the
     /// fingerprint of their frame's lasting bytes ([`fingerprint`]).
     held: FxHashMap<u64, VecDeque<PacketId>>,
@@ -224,7 +236,11 @@ impl SystemKind for AxonKind {
     fn place(&self, site: &Site<'_>, params: toml::Value) -> Result<Arc<dyn Placement>, ScenarioError> {
         let p = Self::read(site, params)?;
         let topo = site.topology;
-        let device_of = |n: NodeId| site.switches.iter().position(|s| *s == n).map(|i| i as u64 + 1);
+        // Device ids (1, 2, ...) of the entry's switches, by node.
+        let mut device: Vec<Option<u64>> = vec![None; topo.nodes().len()];
+        for (i, s) in site.switches.iter().enumerate() {
+            device[s.0 as usize] = Some(i as u64 + 1);
+        }
         // Ports, hosts and links, checked.
         let mut pools = Vec::with_capacity(site.switches.len());
         let mut links = Vec::new();
@@ -248,7 +264,7 @@ impl SystemKind for AxonKind {
                 }
                 if topo.is_host(pt.peer) {
                     ips.push(node_ip(pt.peer));
-                } else if let Some(peer) = device_of(pt.peer) {
+                } else if let Some(peer) = device[pt.peer.0 as usize] {
                     if (i as u64 + 1) < peer {
                         links.push((
                             Endpoint {
@@ -376,14 +392,7 @@ fn build_switch(
     let mut out = Vec::new();
     for (port, h) in hosts.iter().enumerate() {
         let Some(h) = h else { continue };
-        let a = ArpRepr {
-            operation: ArpOperation::Request,
-            sender_mac: h.mac,
-            sender_ip: h.ip,
-            target_mac: MacAddr::ZERO,
-            target_ip: h.ip,
-        };
-        let frame = arp_frame(MacAddr::BROADCAST, h.mac, &a);
+        let frame = h.arp(ArpOperation::Request, MacAddr::BROADCAST, MacAddr::ZERO, h.ip);
         node.handle_device(
             0,
             Event::Frame {
@@ -414,7 +423,6 @@ fn build_switch(
         next_step: 0,
         early,
         out: Vec::new(),
-        buf: Vec::new(),
         held: FxHashMap::default(),
         carried: None,
         carried_verdict: None,
@@ -447,9 +455,10 @@ fn fingerprint(frame: &[u8], axon: bool) -> u64 {
     h.finish()
 }
 
-/// The bytes of a frame [`fingerprint`] reads: EtherType, an IPv4 header and the longest TCP
-/// header (60 bytes), or a whole Axon control message.
-const FINGERPRINT_BYTES: usize = 2 + 20 + 60 + 14;
+/// The bytes of a frame [`fingerprint`] reads: at least the EtherType, an IPv4 header and the
+/// longest TCP header (2 + 20 + 60), and every byte of an Axon control message
+/// ([`tandem_wire::axon::control::ARP_LEN`] at most).
+const FINGERPRINT_BYTES: usize = 96;
 
 /// The timers among a node's outputs.
 fn timers(out: &[NodeOutput]) -> impl Iterator<Item = (u64, u64)> + '_ {
@@ -540,6 +549,18 @@ impl AxonSwitch {
         }
     }
 
+    /// The first kernel packet held under `key`, taken out.
+    fn take_held(&mut self, key: u64) -> Option<PacketId> {
+        let Entry::Occupied(mut e) = self.held.entry(key) else {
+            return None;
+        };
+        let pkt = e.get_mut().pop_front();
+        if e.get().is_empty() {
+            e.remove();
+        }
+        pkt
+    }
+
     fn unhold(&mut self, key: u64, pkt: PacketId) {
         if let Some(q) = self.held.get_mut(&key) {
             q.retain(|p| *p != pkt);
@@ -559,11 +580,7 @@ impl AxonSwitch {
                 match o {
                     NodeOutput::Transmit { port, start_ps, frame } => {
                         let key = fingerprint(&frame, self.host(u16::from(port)).is_none());
-                        let held = self.held.get_mut(&key).and_then(|q| q.pop_front());
-                        if self.held.get(&key).is_some_and(|q| q.is_empty()) {
-                            self.held.remove(&key);
-                        }
-                        match held {
+                        match self.take_held(key) {
                             Some(pkt) => self.send_held(cx, port, start_ps, pkt, frame),
                             None => self.made_frame(cx, port, start_ps, frame),
                         }
@@ -597,13 +614,12 @@ impl AxonSwitch {
                 delay,
             });
         } else {
-            self.send_at(cx, port, start, pkt);
+            self.send_at(cx, u16::from(port), start, pkt);
         }
     }
 
     /// Queues `pkt` on `port` at `start` (now, if that has come).
-    fn send_at(&mut self, cx: &mut SwitchCtx<'_>, port: u8, start: Time, pkt: PacketId) {
-        let port = u16::from(port);
+    fn send_at(&mut self, cx: &mut SwitchCtx<'_>, port: u16, start: Time, pkt: PacketId) {
         if start > cx.now {
             self.step(cx, start, Step::Send { port, pkt });
         } else {
@@ -630,7 +646,7 @@ impl AxonSwitch {
             ..Packet::default()
         });
         cx.pool.set_frame(pkt, frame);
-        self.send_at(cx, port, start, pkt);
+        self.send_at(cx, u16::from(port), start, pkt);
     }
 
     /// A host gets a frame from the control plane (starting at `start`): an ARP request for it
@@ -665,14 +681,7 @@ impl AxonSwitch {
             },
         );
         if a.operation == ArpOperation::Request {
-            let reply = ArpRepr {
-                operation: ArpOperation::Reply,
-                sender_mac: h.mac,
-                sender_ip: h.ip,
-                target_mac: a.sender_mac,
-                target_ip: a.sender_ip,
-            };
-            let frame = arp_frame(a.sender_mac, h.mac, &reply);
+            let frame = h.arp(ArpOperation::Reply, a.sender_mac, a.sender_mac, a.sender_ip);
             let back = at_host + h.one_way(frame.len() as u64);
             self.step(cx, back, Step::HostFrame { port, frame });
         }
@@ -681,14 +690,7 @@ impl AxonSwitch {
     /// The host on `port` asks who has `ip`.
     fn ask(&mut self, cx: &mut SwitchCtx<'_>, port: u8, h: HostPort, ip: Ipv4Addr) {
         self.c.host_arp_requests += 1;
-        let a = ArpRepr {
-            operation: ArpOperation::Request,
-            sender_mac: h.mac,
-            sender_ip: h.ip,
-            target_mac: MacAddr::ZERO,
-            target_ip: ip,
-        };
-        let frame = arp_frame(MacAddr::BROADCAST, h.mac, &a);
+        let frame = h.arp(ArpOperation::Request, MacAddr::BROADCAST, MacAddr::ZERO, ip);
         self.node
             .handle_device(cx.now, Event::Frame { port, frame }, &mut self.out);
         self.apply(cx);
@@ -744,9 +746,9 @@ impl AxonSwitch {
         p: &Packet,
         mac: MacAddr,
     ) -> Verdict {
-        frame_bytes(p, &mut self.buf);
-        self.buf[..6].copy_from_slice(&mac.0);
-        let frame = self.buf.clone();
+        let mut frame = Vec::new();
+        frame_bytes(p, &mut frame);
+        frame[..6].copy_from_slice(&mac.0);
         self.feed(cx, port, pkt, frame)
     }
 
@@ -754,11 +756,7 @@ impl AxonSwitch {
     fn settle(&mut self, cx: &mut SwitchCtx<'_>, in_port: u16, pkt: PacketId, v: Verdict) {
         match v {
             Verdict::Output { port, .. } => cx.send(port, pkt),
-            Verdict::OutputAfter { port, delay, .. } if delay > 0 => {
-                let at = cx.now + delay;
-                self.step(cx, at, Step::Send { port, pkt });
-            }
-            Verdict::OutputAfter { port, .. } => cx.send(port, pkt),
+            Verdict::OutputAfter { port, delay, .. } => self.send_at(cx, port, cx.now + delay, pkt),
             Verdict::Drop(why) => cx.drop(in_port, pkt, why),
             Verdict::Continue => cx.forward(in_port, pkt),
             Verdict::Consumed => {}

@@ -1355,6 +1355,14 @@ fn data(off: u32, len: u32) -> Packet {
     }
 }
 
+/// [`data`] marked CE on the way.
+fn marked(off: u32, len: u32) -> Packet {
+    Packet {
+        ecn: Ecn::Ce,
+        ..data(off, len)
+    }
+}
+
 #[test]
 fn duplicate_syn_gets_the_synack_again() {
     let mut out = TcpOutput::new();
@@ -1453,9 +1461,7 @@ fn dctcp_receiver_at_ce_start(flavor: TcpFlavor) -> (TcpEndpoint, TcpOutput) {
     out.clear();
     s.on_packet(100, &data(m, m), &mut out);
     assert!(out.packets.is_empty());
-    let mut p = data(2 * m, m);
-    p.ecn = Ecn::Ce;
-    s.on_packet(101, &p, &mut out);
+    s.on_packet(101, &marked(2 * m, m), &mut out);
     (s, out)
 }
 
@@ -1469,13 +1475,9 @@ fn dctcp_receiver_echoes_ce_changes_immediately() {
     assert!(out.packets[1].has(Flags::ECE) && out.packets[1].ack == 1001 + 3 * m);
     out.clear();
     // Still marked: back to delayed ACKs, ECE on each.
-    let mut p = data(3 * m, m);
-    p.ecn = Ecn::Ce;
-    s.on_packet(102, &p, &mut out);
+    s.on_packet(102, &marked(3 * m, m), &mut out);
     assert!(out.packets.is_empty());
-    let mut p = data(4 * m, m);
-    p.ecn = Ecn::Ce;
-    s.on_packet(103, &p, &mut out);
+    s.on_packet(103, &marked(4 * m, m), &mut out);
     assert_eq!(out.packets.len(), 1);
     assert!(out.packets[0].has(Flags::ECE));
     out.clear();
@@ -1497,9 +1499,7 @@ fn ns3_dctcp_receiver_leaves_a_ce_segment_to_the_delayed_ack() {
     assert_eq!(out.packets.len(), 1);
     assert!(!out.packets[0].has(Flags::ECE) && out.packets[0].ack == 1001 + 2 * m);
     out.clear();
-    let mut p = data(3 * m, m);
-    p.ecn = Ecn::Ce;
-    s.on_packet(102, &p, &mut out);
+    s.on_packet(102, &marked(3 * m, m), &mut out);
     assert_eq!(out.packets.len(), 1);
     assert!(out.packets[0].has(Flags::ECE) && out.packets[0].ack == 1001 + 4 * m);
 }
@@ -1513,9 +1513,7 @@ fn classic_ecn_receiver_sets_ece_until_cwr() {
     };
     let (_c, mut s, mut out) = pair(cfg);
     let m = 1448;
-    let mut p = data(0, m);
-    p.ecn = Ecn::Ce;
-    s.on_packet(100, &p, &mut out);
+    s.on_packet(100, &marked(0, m), &mut out);
     s.on_packet(101, &data(m, m), &mut out);
     assert!(out.packets.iter().all(|p| p.has(Flags::ECE)));
     out.clear();
