@@ -2,7 +2,7 @@
 //! controller started in the switch namespace with its app, its counters read there, waiting
 //! for the app's entries and for hosts to reach each other, and stopping it.
 
-use super::{existing_namespaces, in_ns, is_lab_state, kill_pidfile, make_state};
+use super::{existing_namespaces, in_ns, is_lab_state, kill_pidfile, make_state, wait_for_cmdline};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -116,6 +116,7 @@ pub(crate) fn start_controller(
         .stderr(err)
         .spawn()
         .map_err(|e| format!("{}: {e}", tandem.display()))?;
+    wait_for_cmdline(child.id());
     std::fs::write(state.join("controller.pid"), child.id().to_string()).map_err(|e| e.to_string())
 }
 

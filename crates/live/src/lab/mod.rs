@@ -225,6 +225,7 @@ fn build(spec: &LabSpec, state: &Path, tandem: &Path, lease_timeout: Duration) -
             .stderr(log)
             .spawn()
             .map_err(|e| format!("cannot start {}: {e}", tandem.display()))?;
+        wait_for_cmdline(child.id());
         std::fs::write(state.join(format!("a{a}.pid")), child.id().to_string()).map_err(|e| e.to_string())?;
     }
     // Leases: every host asks at once.
@@ -316,6 +317,20 @@ fn is_ours(pid: &str, mark: &Path) -> bool {
     };
     let mark = mark.as_os_str().as_encoded_bytes();
     cmdline.split(|&b| b == 0).any(|arg| arg == mark)
+}
+
+/// Waits (at most 2 s) until process `pid` shows a command line. A process spawned through
+/// vfork lets its parent go on inside `execve`, before the kernel has set the new program's
+/// arguments, and `/proc/PID/cmdline` then reads empty: a cleanup in that window would take
+/// the process for somebody else's and leave it running.
+pub(crate) fn wait_for_cmdline(pid: u32) {
+    let until = Instant::now() + Duration::from_secs(2);
+    while Instant::now() < until {
+        match std::fs::read(format!("/proc/{pid}/cmdline")) {
+            Ok(c) if c.is_empty() => std::thread::sleep(Duration::from_millis(1)),
+            _ => return,
+        }
+    }
 }
 
 /// Stops the process named by `file` if its command line carries `mark`.
@@ -424,6 +439,13 @@ mod tests {
     /// a lone `sleep 30` by exec, which would drop the mark from the command line.
     const STAYS: &str = "while :; do sleep 1; done";
 
+    /// Starts a process that stays, with `mark` on its command line, once that line shows.
+    fn stays(mark: impl AsRef<std::ffi::OsStr>) -> std::process::Child {
+        let child = Command::new("sh").args(["-c", STAYS]).arg(mark).spawn().unwrap();
+        wait_for_cmdline(child.id());
+        child
+    }
+
     fn scratch(name: &str) -> PathBuf {
         let d = std::env::temp_dir().join(format!("tandem-lab-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&d);
@@ -455,14 +477,9 @@ mod tests {
         let d = scratch("procs");
         std::fs::create_dir_all(&d).unwrap();
         let d = std::path::absolute(&d).unwrap();
-        let mut ours = Command::new("sh")
-            .args(["-c", STAYS])
-            .arg(d.join("h1.leases"))
-            .spawn()
-            .unwrap();
+        let mut ours = stays(d.join("h1.leases"));
         // A sibling folder whose name starts like ours is not ours.
-        let sibling = format!("{}x/h1.leases", d.display());
-        let mut other = Command::new("sh").args(["-c", STAYS]).arg(&sibling).spawn().unwrap();
+        let mut other = stays(format!("{}x/h1.leases", d.display()));
         kill_processes_under(&d);
         assert!(!ours.wait().unwrap().success(), "ours was stopped by a signal");
         assert!(
@@ -480,8 +497,9 @@ mod tests {
         std::fs::create_dir_all(&d).unwrap();
         let mark = d.join("a1.toml");
         // Ours: the command line names the mark. Not ours: a process that does not.
-        let mut ours = Command::new("sh").args(["-c", STAYS]).arg(&mark).spawn().unwrap();
+        let mut ours = stays(&mark);
         let mut other = Command::new("sleep").arg("30").spawn().unwrap();
+        wait_for_cmdline(other.id());
         for (child, name) in [(&ours, "ours.pid"), (&other, "other.pid")] {
             std::fs::write(d.join(name), child.id().to_string()).unwrap();
         }
