@@ -64,6 +64,16 @@ pub enum Event {
         /// The model's own token.
         token: u64,
     },
+    /// An IEEE 802.3x PAUSE frame's last byte reaches `node` on `port`: once the frame on
+    /// the wire (if any) has gone, the port starts nothing for `duration` (0: go on now).
+    Pause {
+        /// The paused node.
+        node: NodeId,
+        /// Its port.
+        port: u16,
+        /// The pause time.
+        duration: Time,
+    },
     /// Periodic queue sampling.
     Sample,
 }

@@ -23,6 +23,10 @@ pub struct Port {
     /// 0 when there is none (see `Sim::start_tx`).
     pub(crate) done: (Time, u64),
     pub(crate) tap: Option<usize>,
+    /// The port starts nothing before this time (an 802.3x PAUSE it heard; 0: never paused).
+    pub(crate) paused_until: Time,
+    /// When the last transmission started ends (for a PAUSE heard during it).
+    pub(crate) tx_end: Time,
     /// `(rate, ps)`: at `link.rate_bps == rate`, one byte takes exactly `ps` picoseconds
     /// (`ps == 0`: not a whole number; use [`tx_time`]).
     pub(crate) ps_per_byte: (u64, u64),

@@ -488,7 +488,12 @@ struct RawFatTree {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawGraph {
-    file: String,
+    /// A graph file, relative to the scenario.
+    file: Option<String>,
+    /// Or the graph's nodes and links in the entry itself (a graph file's `[[node]]` and
+    /// `[[link]]` tables as `[[topology.node]]` and `[[topology.link]]`).
+    node: Option<toml::Value>,
+    link: Option<toml::Value>,
 }
 
 #[derive(Deserialize)]
@@ -1044,11 +1049,27 @@ fn build_topology(
         }
         _ => {
             let r: RawGraph = ctx.de(v, &at)?;
-            let path = ctx.resolve(&r.file);
-            let text = std::fs::read_to_string(&path)
-                .map_err(|e| ctx.err(&key(&at, "file"), format!("{}: {e}", path.display())))?;
-            let topo = Topology::from_graph_file(&text, &path.display().to_string())
-                .map_err(|e| ctx.err(&key(&at, "file"), e.to_string()))?;
+            let topo = match (r.file, r.node, r.link) {
+                (Some(file), None, None) => {
+                    let path = ctx.resolve(&file);
+                    let text = std::fs::read_to_string(&path)
+                        .map_err(|e| ctx.err(&key(&at, "file"), format!("{}: {e}", path.display())))?;
+                    Topology::from_graph_file(&text, &path.display().to_string())
+                        .map_err(|e| ctx.err(&key(&at, "file"), e.to_string()))?
+                }
+                (Some(_), _, _) => {
+                    return Err(ctx.err(&at, "give the graph as `file` or as `node` and `link` tables, not both"))
+                }
+                (None, node, link) => {
+                    // The same reader as a file's, on the entry's own tables; its messages
+                    // name the node or link, the line is the entry's.
+                    let mut g = toml::Table::new();
+                    g.extend(node.map(|n| ("node".to_string(), n)));
+                    g.extend(link.map(|l| ("link".to_string(), l)));
+                    let text = toml::to_string(&g).map_err(|e| ctx.err(&at, e.to_string()))?;
+                    Topology::from_graph_file(&text, "").map_err(|e| ctx.err(&at, e.message))?
+                }
+            };
             let est = estimate(&topo.size(), false)?;
             return Ok((topo, est));
         }

@@ -109,6 +109,7 @@ pub struct Sim {
     scratch_frees: Vec<PacketId>,
     scratch_forwards: Vec<(u16, PacketId)>,
     scratch_drops: Vec<(u16, PacketId, &'static str)>,
+    scratch_pauses: Vec<(u16, Time, Time)>,
     scratch_events: Vec<TcpEvent>,
     taps: Vec<Tap>,
     options: SimOptions,
@@ -195,6 +196,8 @@ impl Sim {
                     busy: false,
                     done: (0, 0),
                     tap: None,
+                    paused_until: 0,
+                    tx_end: 0,
                     ps_per_byte: ps_per_byte(link.rate_bps),
                 });
             }
@@ -239,6 +242,7 @@ impl Sim {
             scratch_frees: Vec::new(),
             scratch_forwards: Vec::new(),
             scratch_drops: Vec::new(),
+            scratch_pauses: Vec::new(),
             scratch_events: Vec::new(),
             taps: Vec::new(),
             options,
@@ -443,6 +447,19 @@ impl Sim {
             Event::SwitchTimer { node, token } => {
                 self.with_model(node, |m, cx| m.on_timer(cx, token));
             }
+            Event::Pause { node, port, duration } => {
+                let now = self.now;
+                if let Some(p) = self.nodes[node.0 as usize].ports.get_mut(usize::from(port)) {
+                    // 802.3x: the timer starts once the frame on the wire has gone, and a new
+                    // PAUSE replaces the one before (quanta 0: go on now; a port already
+                    // waiting out a longer pause waits until that ends).
+                    p.paused_until = if duration == 0 {
+                        now
+                    } else {
+                        p.tx_end.max(now) + duration
+                    };
+                }
+            }
             Event::Sample => self.sample(),
         }
     }
@@ -579,12 +596,22 @@ impl Sim {
             p.busy = false;
             self.processed += 1;
         }
+        if p.paused_until > now {
+            // Paused: the port waits out the pause, busy, and looks again then.
+            if p.queues.packets() > 0 {
+                p.busy = true;
+                let until = p.paused_until;
+                self.events.push(until, Event::TxDone { node, port });
+            }
+            return;
+        }
         let Some(q) = p.queues.dequeue(now, &mut n.buffer) else {
             return;
         };
         p.busy = true;
         let wire = p.link.wire_bytes(q.size);
         let end = (now + p.ser_time(wire)).max(q.last_bit);
+        p.tx_end = end;
         let (peer, peer_port, delay) = (p.peer, p.peer_port, p.link.delay);
         if p.queues.packets() == 0 && self.elide_tx_done {
             p.done = (end, self.events.reserve_seq());
@@ -628,6 +655,7 @@ impl Sim {
         let mut frees = std::mem::take(&mut self.scratch_frees);
         let mut forwards = std::mem::take(&mut self.scratch_forwards);
         let mut drops = std::mem::take(&mut self.scratch_drops);
+        let mut pauses = std::mem::take(&mut self.scratch_pauses);
         let mut cx = SwitchCtx {
             now: self.now,
             node,
@@ -639,6 +667,7 @@ impl Sim {
             frees: &mut frees,
             forwards: &mut forwards,
             drops: &mut drops,
+            pauses: &mut pauses,
         };
         f(model.as_mut(), &mut cx);
         self.nodes[node.0 as usize].model = Some(model);
@@ -655,6 +684,20 @@ impl Sim {
             }
         }
         self.scratch_drops = drops;
+        for (port, at, duration) in pauses.drain(..) {
+            if let Some(p) = self.nodes[node.0 as usize].ports.get(usize::from(port)) {
+                let (peer, peer_port) = (p.peer, p.peer_port);
+                self.events.push(
+                    at.max(self.now),
+                    Event::Pause {
+                        node: peer,
+                        port: peer_port,
+                        duration,
+                    },
+                );
+            }
+        }
+        self.scratch_pauses = pauses;
         for (port, pkt) in sends.drain(..) {
             let now = self.now;
             self.enqueue(node, port, pkt, now);

@@ -190,6 +190,7 @@ pub struct SwitchCtx<'a> {
     pub(crate) frees: &'a mut Vec<PacketId>,
     pub(crate) forwards: &'a mut Vec<(u16, PacketId)>,
     pub(crate) drops: &'a mut Vec<(u16, PacketId, &'static str)>,
+    pub(crate) pauses: &'a mut Vec<(u16, Time, Time)>,
 }
 
 impl SwitchCtx<'_> {
@@ -200,6 +201,14 @@ impl SwitchCtx<'_> {
     /// Queues a packet the model holds on an egress port (its class is the packet's `class`).
     pub fn send(&mut self, port: u16, pkt: PacketId) {
         self.sends.push((port, pkt));
+    }
+    /// Pauses the far end of `port` as an IEEE 802.3x PAUSE frame does, for a model that puts
+    /// the frame on its link itself: at `at` (the frame's last byte there) that port learns to
+    /// start nothing for `duration` once its frame on the wire, if any, has gone (a later
+    /// pause replaces an earlier one; 0 ends it). The pause travels the link, as every effect
+    /// between nodes does.
+    pub fn pause_peer(&mut self, port: u16, at: Time, duration: Time) {
+        self.pauses.push((port, at, duration));
     }
     /// Asks for [`SwitchModel::on_timer`] with `token` at time `at`.
     pub fn set_timer(&mut self, at: Time, token: u64) {

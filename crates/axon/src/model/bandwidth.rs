@@ -6,7 +6,8 @@
 //! again (the tree from switch A blocks B-C).
 
 use super::common::{three_by_two, SWITCH_LATENCY_PS, TABLE_4_1_FLOWS};
-use super::sim::{run as simulate, App, Flow, NetParams, Outcome};
+use super::kernel::run as simulate;
+use super::sim::{App, Flow, NetParams, Outcome};
 use super::topology::NodeKind;
 use tandem_sim::experiment::{
     par_map, threads, write, Experiment, ExperimentCtx, ExperimentError, Kind, Report, Row, Target,
@@ -54,7 +55,9 @@ impl Case {
     }
 }
 
-/// Runs one setting for `duration_ps` (goodput measured after the first fifth).
+/// Runs one setting for `duration_ps` (goodput measured after the first fifth) on the
+/// simulator's kernel ([`super::kernel`]): the Axons are the `axon` kind, real node and control
+/// plane; the switches the kernel's store-and-forward switches on the spanning tree.
 pub fn run_case(c: Case, duration_ps: u64) -> Result<Outcome, ExperimentError> {
     let (topo, h) = three_by_two(c.kind, c.ring);
     let app = if c.tcp {
@@ -246,6 +249,11 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
                 .into(),
             "Spanning-tree switches: the ring after STP is the line B-A-C (root A), again two flows per link \
              direction, so the extra link buys nothing."
+                .into(),
+            "Run on the simulator's kernel: the Axons are the scenario kind `axon` (the real node; routes set up by \
+             the hosts' ARP and Axon-ARP, with Table 4.3's delays, inside the warm-up; PAUSE against \
+             self-congestion); the switches are the kernel's store-and-forward switches on the spanning tree's \
+             links, the switch latency as pipeline latency, 128 KiB byte-limited queues."
                 .into(),
             "TCP: the thesis's TCP numbers are uneven across flows and below line rate even in the ring (ACKs \
              sharing links with data, netperf and host limits); the model's hosts are ideal, so its TCP is closer \

@@ -8,6 +8,7 @@
 //! * [`frames`]: hosts' frames as real bytes;
 //! * [`ethswitch`]: the store-and-forward learning switch;
 //! * [`placed`]: the `[[system]]` kind `"axon"`: Axons on the simulator's kernel in a user's own scenario;
+//! * [`kernel`]: the experiments' networks run on the kernel, Axons placed as above;
 //! * [`common`]: topologies and helpers the experiments share;
 //! * one module per experiment.
 
@@ -16,6 +17,7 @@ pub mod common;
 pub mod congestion;
 pub mod ethswitch;
 pub mod frames;
+pub mod kernel;
 pub mod latency;
 pub mod overhead;
 pub mod placed;

@@ -8,7 +8,8 @@
 //! as the chain.
 
 use super::common::{chain, SWITCH_LATENCY_PS};
-use super::sim::{run as simulate, App, Flow, NetParams};
+use super::kernel::run as simulate;
+use super::sim::{App, Flow, NetParams};
 use super::topology::NodeKind;
 use tandem_sim::experiment::{
     par_map, threads, write, Experiment, ExperimentCtx, ExperimentError, Kind, Report, Row, Target,
@@ -36,7 +37,8 @@ pub fn max_goodput_mbps(ip_bytes: usize, hops: Option<usize>) -> f64 {
     payload / frame as f64 * 1000.0
 }
 
-/// Simulated goodput (Mb/s) of one bulk TCP flow across a chain of `axons` Axons.
+/// Simulated goodput (Mb/s) of one bulk TCP flow across a chain of `axons` Axons, on the
+/// simulator's kernel ([`super::kernel`]).
 pub fn simulated_mbps(axons: usize, duration_ps: u64) -> Result<f64, ExperimentError> {
     let (topo, a, b) = chain(NodeKind::Axon, axons);
     let p = NetParams::gbe(SWITCH_LATENCY_PS);
@@ -130,7 +132,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             "Header lengths from the implemented format: 1 hop 6 B, 10 hops 11 B, 100 hops 56 B (forward plus \
              reverse hops are constant along a path)."
                 .into(),
-            "Simulation check: PAUSE frames from the first Axon (§3.3.3) hold the host back so that its frames, \
+            "Simulation check, on the simulator's kernel (the `axon` scenario kind): PAUSE frames from the first Axon (§3.3.3) hold the host back so that its frames, \
              grown by the header, fit the inter-Axon links; the analytic row is the reference."
                 .into(),
         ],

@@ -35,17 +35,20 @@
 //! kernel's queue of an Axon port holds at most the one frame the device has handed it,
 //! waiting to start, and the device hears that its port is free when that frame starts to
 //! leave. So the scenario's switch queue limits and marking do not apply to Axons (Axons mark
-//! nothing). What differs from an Axon on its own wire: no PAUSE is sent (the simulated hosts
-//! would not heed it), so a host is not held back when the Axon header makes its frames longer
-//! on the next link; the Table 4.2 pipeline latency is added to the switch's
-//! `pipeline_latency`; set `switch.forwarding = "cut_through"` for the Axon's cut-through, or
-//! frames are stored and forwarded.
+//! nothing). Self-congestion (§3.3.3) works as on the wire: once a host's frames have grown by
+//! a maximum-sized frame's worth of Axon header, the device sends the host an 802.3x PAUSE,
+//! which takes its time on the host link, and the host's NIC (the kernel's port) starts
+//! nothing for the pause time once the PAUSE is in (`pause = false` turns it off). The Table
+//! 4.2 pipeline latency is added to the switch's `pipeline_latency`; set
+//! `switch.forwarding = "cut_through"` for the Axon's cut-through, or frames are stored and
+//! forwarded.
 //!
 //! Parameters (all optional): `route_slots` (4,096 per host port), `cam_entries` (64 per host
 //! port), `output_buffer_bytes` (32,768 per input port of each output port), `path_slack_hops` (0: shortest paths only; more lets the control plane take the least
 //! loaded path up to that many hops longer), `software_delays` (true: Table 4.3's; false: a
-//! control plane that takes no time).
+//! control plane that takes no time), `pause` (true: PAUSE the hosts against self-congestion).
 
+use super::frames::{self, Parsed};
 use crate::config::DeviceConfig;
 use crate::control::frames::{arp_frame, parse_arp};
 use crate::control::{
@@ -72,6 +75,7 @@ use tandem_sim::time::{tx_time, Time, SEC, US};
 use tandem_wire::arp::{ArpOperation, ArpRepr};
 use tandem_wire::axon::{Packet as AxonPacket, PacketType};
 use tandem_wire::ethernet::Frame;
+use tandem_wire::pause::pause_time_ps;
 use tandem_wire::pcap::LinkType;
 use tandem_wire::{EtherType, Ipv4Addr, MacAddr};
 
@@ -102,6 +106,7 @@ struct Params {
     output_buffer_bytes: usize,
     path_slack_hops: usize,
     software_delays: bool,
+    pause: bool,
 }
 
 impl Default for Params {
@@ -113,6 +118,7 @@ impl Default for Params {
             output_buffer_bytes: d.output_buffer_bytes,
             path_slack_hops: 0,
             software_delays: true,
+            pause: d.pause.enabled,
         }
     }
 }
@@ -176,6 +182,8 @@ enum Step {
     ArpRetry { port: u8, ip: Ipv4Addr },
     /// A frame the Axon made leaves on `port` (its start time was later than when it was made).
     Send { port: u16, pkt: PacketId },
+    /// A frame the model put on a host link itself (a PAUSE) has gone: `port` is free.
+    PortFree { port: u8 },
 }
 
 /// What the model counts besides the node's own counters.
@@ -188,6 +196,7 @@ struct Counters {
     arp_failures: u64,
     upcalled_packets: u64,
     replies_ignored: u64,
+    pause_frames: u64,
     resolved: u64,
     setup_sum: Time,
     setup_max: Time,
@@ -357,7 +366,7 @@ fn build_switch(
     cfg.cam_entries = p.cam_entries;
     cfg.output_buffer_bytes = p.output_buffer_bytes;
     cfg.mode = ForwardingMode::CutThrough;
-    cfg.pause.enabled = false;
+    cfg.pause.enabled = p.pause;
     let dev = Device::new(cfg).map_err(|e| site.error("switches", format!("`{name}`: {e}")))?;
     let dhcp = DhcpPool {
         server_ip: spare_ip(255, i),
@@ -631,6 +640,20 @@ impl AxonSwitch {
     /// Axon, it becomes a packet of its own.
     fn made_frame(&mut self, cx: &mut SwitchCtx<'_>, port: u8, start: Time, frame: Vec<u8>) {
         if let Some(h) = self.host(u16::from(port)) {
+            if let (_, Parsed::Pause(quanta)) = frames::parse(&frame) {
+                // Self-congestion's PAUSE (§3.3.3): it takes its time on the link, and the
+                // host's NIC, once the frame is in, sends nothing for the pause time.
+                self.c.pause_frames += 1;
+                let len = frame.len() as u64;
+                let on_wire = tx_time(h.link.wire_bytes(len as u32), h.link.rate_bps);
+                self.step(cx, start + on_wire, Step::PortFree { port });
+                cx.pause_peer(
+                    u16::from(port),
+                    start + h.one_way(len),
+                    pause_time_ps(quanta, h.link.rate_bps),
+                );
+                return;
+            }
             // The host takes it off the wire; the port is free again for the next frame.
             self.free_now.push(port);
             return self.host_receives(cx, port, h, start, &frame);
@@ -766,6 +789,10 @@ impl AxonSwitch {
     fn run_step(&mut self, cx: &mut SwitchCtx<'_>, step: Step) {
         match step {
             Step::Send { port, pkt } => cx.send(port, pkt),
+            Step::PortFree { port } => {
+                self.node.handle_device(cx.now, Event::TxDone { port }, &mut self.out);
+                self.apply(cx);
+            }
             Step::HostFrame { port, frame } => {
                 self.node
                     .handle_device(cx.now, Event::Frame { port, frame }, &mut self.out);
@@ -906,6 +933,7 @@ impl SwitchModel for AxonSwitch {
             ("arp_failures", c.arp_failures as f64),
             ("upcalled_packets", c.upcalled_packets as f64),
             ("arp_replies_ignored", c.replies_ignored as f64),
+            ("pause_frames", c.pause_frames as f64),
             ("device_drops", device_drops as f64),
         ]
     }

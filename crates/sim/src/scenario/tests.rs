@@ -524,3 +524,23 @@ fn tcp_byte_counts_are_bounded() {
         );
     }
 }
+
+#[test]
+fn a_graph_may_be_written_in_the_scenario() {
+    let g = "duration = \"1ms\"\n[topology]\nkind = \"graph\"\n\
+             [[topology.node]]\nname = \"a\"\nkind = \"host\"\n\
+             [[topology.node]]\nname = \"s\"\nkind = \"switch\"\n\
+             [[topology.node]]\nname = \"b\"\nkind = \"host\"\n\
+             [[topology.link]]\na = \"a\"\nb = \"s\"\nrate = \"1Gbps\"\ndelay = \"5ns\"\n\
+             [[topology.link]]\na = \"s\"\nb = \"b\"\nrate = \"1Gbps\"\ndelay = \"5ns\"\n\
+             [[flows]]\nkind = \"bulk\"\npairs = [[\"a\", \"b\"]]\nbytes = \"1MB\"\n";
+    let sc = parse(g).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(sc.topology.nodes().len(), 3);
+    assert_eq!(sc.topology.links()[1].cfg.delay, 5 * crate::time::NS);
+    let e = parse(&g.replace("b = \"b\"", "b = \"c\"")).unwrap_err().to_string();
+    assert!(e.starts_with("t.toml:2: topology: link names unknown node `c`"), "{e}");
+    let e = parse(&g.replace("kind = \"graph\"\n", "kind = \"graph\"\nfile = \"g.toml\"\n"))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("topology: give the graph as `file`"), "{e}");
+}

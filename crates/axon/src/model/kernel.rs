@@ -1,0 +1,249 @@
+//! The thesis experiments' networks on the simulator's kernel (`tandem-sim`'s links, queues,
+//! hosts and TCP), the Axons being the `axon` kind of [`super::placed`]: the real node, its
+//! control plane included, as a user's scenario places it.
+//!
+//! [`run`] writes a model [`Topology`] and its flows as a scenario (an inline graph; one
+//! `[[flows]]` entry per flow, in order) and runs it, measuring each flow's goodput after the
+//! warm-up as [`super::sim::run`] does, so an experiment can take either driver. Differences
+//! from `model::sim`, each the kernel's way: routes come from the Axons' own ARP and Axon-ARP
+//! (Table 4.3's delays, well inside every experiment's warm-up) rather than being installed
+//! before the run; flows start at 1 us without the model's start jitter (the routes' setup
+//! spreads them); Ethernet switches are the kernel's store-and-forward switches on the
+//! spanning tree's links (the blocked links are left out of the graph), with the switch
+//! latency as pipeline latency and the queue as a byte limit; a UDP source "as fast as the NIC
+//! sends" is a constant-rate source at the link's frame rate whose frames wait in an unbounded
+//! host queue. What the kernel does not have yet is refused: UDP at a set rate with jittered
+//! gaps, request/response (TCP_RR) flows, one-way latency samples, and networks that mix Axons
+//! and switches.
+
+use super::placed::AxonKind;
+use super::sim::{App, Flow, FlowResult, NetParams, Outcome};
+use super::topology::{NodeKind, Topology};
+use crate::timing::ForwardingMode;
+use std::fmt::Write as _;
+use std::path::Path;
+use tandem_sim::config::TcpConfig;
+use tandem_sim::limits::Limits;
+use tandem_sim::packet::NodeId;
+use tandem_sim::run as kernel;
+use tandem_sim::scenario::system::SystemKind;
+use tandem_sim::scenario::Scenario;
+use tandem_sim::time::as_secs;
+
+/// Bytes on the wire around a frame: FCS, preamble and inter-frame gap.
+const FRAMING: u64 = 24;
+
+/// A node's name in the scenario: `h`, `a` or `s` and its index in the model's topology.
+fn name(topo: &Topology, n: usize) -> String {
+    let k = match topo.kinds[n] {
+        NodeKind::Host => 'h',
+        NodeKind::Axon => 'a',
+        NodeKind::Switch => 's',
+    };
+    format!("{k}{n}")
+}
+
+/// The scenario text for `topo`, `p` and `flows`, run for `duration_ps`.
+pub fn scenario_text(topo: &Topology, p: &NetParams, flows: &[Flow], duration_ps: u64) -> Result<String, String> {
+    let axons = topo.kinds.contains(&NodeKind::Axon);
+    if axons && topo.kinds.contains(&NodeKind::Switch) {
+        return Err("the kernel runs Axon networks or switch networks, not both in one".into());
+    }
+    let default_tcp = TcpConfig {
+        min_rto: p.tcp.min_rto,
+        ..TcpConfig::default()
+    };
+    if format!("{:?}", p.tcp) != format!("{default_tcp:?}") {
+        return Err("the kernel runs take the default TCP but for its minimum RTO".into());
+    }
+    let mut s = format!(
+        "name = \"axon-model\"\nseed = {}\nduration = \"{duration_ps}ps\"\n",
+        p.seed
+    );
+    s += "[topology]\nkind = \"graph\"\n";
+    // Devices first, then each device's hosts together (an Axon's hosts have neighbouring node
+    // numbers: its DHCP pool is their range).
+    let devices: Vec<usize> = (0..topo.kinds.len())
+        .filter(|&n| topo.kinds[n] != NodeKind::Host)
+        .collect();
+    let mut order = devices.clone();
+    for &d in &devices {
+        for e in &topo.ports[d] {
+            if topo.kinds[e.node] == NodeKind::Host && !order.contains(&e.node) {
+                order.push(e.node);
+            }
+        }
+    }
+    if order.len() != topo.kinds.len() {
+        return Err("every host must sit on a device".into());
+    }
+    for &n in &order {
+        let kind = if topo.kinds[n] == NodeKind::Host {
+            "host"
+        } else {
+            "switch"
+        };
+        let _ = write!(
+            s,
+            "[[topology.node]]\nname = \"{}\"\nkind = \"{kind}\"\n",
+            name(topo, n)
+        );
+    }
+    let blocked = topo.spanning_tree_blocked();
+    for (a, ports) in topo.ports.iter().enumerate() {
+        for (port, e) in ports.iter().enumerate() {
+            if e.node < a || blocked[a][port] {
+                continue;
+            }
+            let _ = write!(
+                s,
+                "[[topology.link]]\na = \"{}\"\nb = \"{}\"\nrate = \"{}bps\"\ndelay = \"{}ps\"\n",
+                name(topo, a),
+                name(topo, e.node),
+                p.rate_bps,
+                p.prop_ps
+            );
+        }
+    }
+    if axons {
+        let forwarding = match p.axon_mode {
+            ForwardingMode::CutThrough => "cut_through",
+            ForwardingMode::StoreAndForward => "store_and_forward",
+        };
+        let _ = write!(
+            s,
+            "[switch]\nforwarding = \"{forwarding}\"\n[[system]]\nkind = \"axon\"\nswitches = \"all\"\noutput_buffer_bytes = {}\n",
+            p.axon_buffer_bytes
+        );
+    } else {
+        let _ = write!(
+            s,
+            "[switch]\npipeline_latency = \"{}ps\"\n[switch.queue]\nlimit_packets = 0\nlimit_bytes = \"{}B\"\n",
+            p.switch.latency_ps, p.switch.queue_bytes
+        );
+    }
+    let _ = write!(
+        s,
+        "[host_queue]\nlimit_packets = 0\n[tcp]\nmin_rto = \"{}ps\"\n",
+        p.tcp.min_rto
+    );
+    for f in flows {
+        let pair = format!("[[\"{}\", \"{}\"]]", name(topo, f.src), name(topo, f.dst));
+        match f.app {
+            App::TcpBulk => {
+                let _ = write!(
+                    s,
+                    "[[flows]]\nkind = \"bulk\"\npairs = {pair}\nbytes = \"10GB\"\nstart = \"1us\"\n"
+                );
+            }
+            App::Udp {
+                frame_len,
+                rate_bps: None,
+            } => {
+                // One frame every frame time of the link: the kernel's rate counts the frame
+                // without its FCS, preamble and gap.
+                let len = frame_len as u64;
+                let rate = u128::from(p.rate_bps) * u128::from(len) / u128::from(len + FRAMING);
+                let _ = write!(
+                    s,
+                    "[[flows]]\nkind = \"udp_cbr\"\npairs = {pair}\nrate = \"{rate}bps\"\npacket_size = {len}\nstart = \"1us\"\n"
+                );
+            }
+            App::Udp { rate_bps: Some(_), .. } => {
+                return Err("the kernel has no UDP source with jittered gaps yet".into());
+            }
+            App::TcpRr { .. } => return Err("the kernel has no TCP_RR flow yet".into()),
+        }
+    }
+    Ok(s)
+}
+
+/// Runs `flows` over `topo` on the kernel for `duration_ps`, goodput counted after
+/// `warmup_ps`, as [`super::sim::run`] (the same [`Outcome`]; `upcalls` and `host_drops` stay 0
+/// and no latency or round trip is sampled).
+pub fn run(
+    topo: &Topology,
+    p: &NetParams,
+    flows: &[Flow],
+    duration_ps: u64,
+    warmup_ps: u64,
+) -> Result<Outcome, String> {
+    let text = scenario_text(topo, p, flows, duration_ps)?;
+    let kinds: [&dyn SystemKind; 1] = [&AxonKind];
+    let sc = Scenario::parse_with_systems(
+        &text,
+        "axon-model",
+        "axon-model",
+        Path::new("."),
+        &[],
+        &Limits::default(),
+        &kinds,
+    )
+    .map_err(|e| e.to_string())?;
+    let mut sim = kernel::build(&sc, None).map_err(|e| e.to_string())?;
+    sim.run_until(warmup_ps);
+    let warm: Vec<u64> = sim.flow_results().map(|(_, r, _)| r.delivered).collect();
+    sim.run_until(duration_ps);
+    let secs = as_secs(duration_ps.saturating_sub(warmup_ps)).max(f64::MIN_POSITIVE);
+    let mut out = Outcome {
+        events: sim.events_processed(),
+        ..Outcome::default()
+    };
+    for ((_, r, eps), w) in sim.flow_results().zip(&warm) {
+        let bytes = r.delivered - w;
+        out.flows.push(FlowResult {
+            bytes,
+            mbps: bytes as f64 * 8.0 / secs / 1e6,
+            ..FlowResult::default()
+        });
+        out.retransmits += eps.iter().flatten().map(|e| e.stats().retransmits).sum::<u64>();
+    }
+    for (i, n) in sim.nodes().iter().enumerate() {
+        if n.kind == tandem_sim::topology::NodeKind::Switch && sim.model(NodeId(i as u32)).is_none() {
+            out.switch_drops += n.ports.iter().map(|p| p.queues.stats.dropped()).sum::<u64>();
+        }
+    }
+    for &sw in sc.systems.iter().flat_map(|s| &s.switches) {
+        if let Some(m) = sim.model(sw) {
+            for (k, v) in m.system_counters() {
+                match k {
+                    "device_drops" => out.axon_drops += v as u64,
+                    "pause_frames" => out.pauses += v as u64,
+                    _ => {}
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::common::{chain, three_by_two};
+
+    #[test]
+    fn scenarios_are_written_and_refused_where_the_kernel_falls_short() {
+        let (topo, h) = three_by_two(NodeKind::Switch, true);
+        let p = NetParams::gbe(1000);
+        let flows = [Flow {
+            src: h[0],
+            dst: h[1],
+            app: App::TcpBulk,
+        }];
+        let s = scenario_text(&topo, &p, &flows, 1_000_000).unwrap();
+        // The spanning tree blocks one of the ring's three switch links.
+        assert_eq!(s.matches("[[topology.link]]").count(), 6 + 2, "{s}");
+        assert!(s.contains("pipeline_latency = \"1000ps\""), "{s}");
+        let (topo, a, b) = chain(NodeKind::Axon, 2);
+        let rr = [Flow {
+            src: a,
+            dst: b,
+            app: App::TcpRr {
+                request: 1,
+                response: 1,
+            },
+        }];
+        assert!(scenario_text(&topo, &p, &rr, 1_000_000).unwrap_err().contains("TCP_RR"));
+    }
+}
