@@ -7,7 +7,7 @@
 
 use tandem_axon::model::bandwidth::{aggregate, run_case, Case};
 use tandem_axon::model::congestion::{self, Point};
-use tandem_axon::model::latency::{measure, Forwarder, SIZES};
+use tandem_axon::model::latency::{measure, Forwarder, SIZES, WARMUP};
 use tandem_axon::model::topology::NodeKind;
 use tandem_axon::ForwardingMode;
 use tandem_sim::experiment::run;
@@ -55,12 +55,12 @@ fn ring_doubles_udp_bandwidth() {
 fn per_hop_latency_under_one_and_a_half_us() {
     for size in SIZES {
         for hops in [1, 5] {
-            let us = measure(Forwarder::AxonCutThrough, hops, size, MS).expect("latency");
+            let us = measure(Forwarder::AxonCutThrough, hops, size, WARMUP + MS).expect("latency");
             eprintln!("{size} B, {hops} Axons: {us:.3} us");
             assert!(us / hops as f64 <= 1.5, "{size} B {hops} hops: {us}");
         }
-        let sw = measure(Forwarder::Switch, 5, size, MS).expect("switch");
-        let ax = measure(Forwarder::AxonCutThrough, 5, size, MS).expect("axon");
+        let sw = measure(Forwarder::Switch, 5, size, WARMUP + MS).expect("switch");
+        let ax = measure(Forwarder::AxonCutThrough, 5, size, WARMUP + MS).expect("axon");
         assert!(sw > 5.0 * ax);
     }
 }

@@ -49,6 +49,11 @@ pub struct FlowResult {
     pub rx_packets: u64,
     /// Set when the TCP connection failed.
     pub failed: Option<&'static str>,
+    /// UDP: the sum of the received datagrams' one-way delays, each from the source's send to
+    /// its last bit at the receiver (divide by `rx_packets` for the mean; not in flows.csv).
+    pub udp_delay_sum: Time,
+    /// UDP: the largest of those delays.
+    pub udp_delay_max: Time,
 }
 
 struct FlowState {
@@ -260,6 +265,9 @@ impl Sim {
         let levels = model.watch_levels();
         let packet_levels = model.watch_packet_levels();
         let n = &mut self.nodes[node.0 as usize];
+        if let (Forwarding::CutThrough { header_bytes }, Some(h)) = (&mut n.forwarding, model.cut_through_header()) {
+            *header_bytes = h;
+        }
         for p in &mut n.ports {
             p.queues.set_watch(levels.clone());
             p.queues.set_watch_packets(packet_levels.clone());
@@ -1039,6 +1047,9 @@ impl Sim {
             Proto::Udp => {
                 f.result.delivered += u64::from(p.payload);
                 f.result.rx_packets += 1;
+                let delay = now.saturating_sub(p.created);
+                f.result.udp_delay_sum += delay;
+                f.result.udp_delay_max = f.result.udp_delay_max.max(delay);
             }
             Proto::Tcp => {
                 let side = if host == f.spec.dst { 1 } else { 0 };

@@ -256,6 +256,13 @@ pub trait SwitchModel {
     fn report(&self) -> Vec<(String, f64)> {
         Vec::new()
     }
+    /// On a cut-through switch, how many bytes of a frame must have come in before the kernel
+    /// hands it to the model (`None`: the switch's `cut_through_header`). A model whose own
+    /// pipeline counts from a frame's first byte, as the Axon device's does (Table 4.2), says
+    /// `Some(0)`; the kernel still never lets a frame leave before its last bit is in.
+    fn cut_through_header(&self) -> Option<u32> {
+        None
+    }
     /// The pcap link type of the frames leaving `port`, for a model whose frames there are not
     /// Ethernet (an Axon port: [`tandem_wire::pcap::LinkType::USER0`]); `None`: Ethernet.
     fn capture_link_type(&self, _port: u16) -> Option<tandem_wire::pcap::LinkType> {

@@ -3,11 +3,13 @@
 use super::topology::{NodeKind, Topology};
 use tandem_sim::time::NS;
 
-/// Processing latency of the store-and-forward switch after the last byte is in: calibrated so
+/// Processing latency of the store-and-forward switch after the last bit is in: calibrated so
 /// that one switch adds the thesis's 7 us to a minimum-sized (64-byte) frame (Figure 4.4): 7 us
-/// less the frame's 512 ns of reception and the 5 ns cable. This is the one number taken from
-/// the thesis's measurements; every larger-frame switch number is then a prediction.
-pub const SWITCH_LATENCY_PS: u64 = 7_000 * NS - 512 * NS - 5 * NS;
+/// less the frame's 672 ns of reception and the 5 ns cable. Reception is the kernel's (the
+/// experiments that have switches run on it): a frame is in once its 60 bytes, FCS, preamble
+/// and gap (84 bytes at 1 Gb/s) have passed. This is the one number taken from the thesis's
+/// measurements; every larger-frame switch number is then a prediction.
+pub const SWITCH_LATENCY_PS: u64 = 7_000 * NS - 672 * NS - 5 * NS;
 
 /// A chain: host - `n` devices of `kind` - host. Returns the topology and the two hosts.
 pub fn chain(kind: NodeKind, n: usize) -> (Topology, usize, usize) {

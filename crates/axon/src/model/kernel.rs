@@ -3,8 +3,8 @@
 //! control plane included, as a user's scenario places it.
 //!
 //! [`run`] writes a model [`Topology`] and its flows as a scenario (an inline graph; one
-//! `[[flows]]` entry per flow, in order) and runs it, measuring each flow's goodput after the
-//! warm-up as [`super::sim::run`] does, so an experiment can take either driver. Differences
+//! `[[flows]]` entry per flow, in order) and runs it, measuring each flow's goodput (and a UDP
+//! flow's mean one-way latency) after the warm-up as [`super::sim::run`] does, so an experiment can take either driver. Differences
 //! from `model::sim`, each the kernel's way: routes come from the Axons' own ARP and Axon-ARP
 //! (Table 4.3's delays, well inside every experiment's warm-up) rather than being installed
 //! before the run; flows start at 1 us without the model's start jitter (the routes' setup
@@ -12,9 +12,9 @@
 //! spanning tree's links (the blocked links are left out of the graph), with the switch
 //! latency as pipeline latency and the queue as a byte limit; a UDP source "as fast as the NIC
 //! sends" is a constant-rate source at the link's frame rate whose frames wait in an unbounded
-//! host queue. What the kernel does not have yet is refused: UDP at a set rate with jittered
-//! gaps, request/response (TCP_RR) flows, one-way latency samples, and networks that mix Axons
-//! and switches.
+//! host queue, and one at a set rate is periodic (the model's jitters its gaps); latency comes
+//! as each flow's mean (the kernel keeps sums, not samples). What the kernel does not have yet
+//! is refused: request/response (TCP_RR) flows, and networks that mix Axons and switches.
 
 use super::placed::AxonKind;
 use super::sim::{App, Flow, FlowResult, NetParams, Outcome};
@@ -28,7 +28,7 @@ use tandem_sim::packet::NodeId;
 use tandem_sim::run as kernel;
 use tandem_sim::scenario::system::SystemKind;
 use tandem_sim::scenario::Scenario;
-use tandem_sim::time::as_secs;
+use tandem_sim::time::{as_secs, tx_time};
 
 /// Bytes on the wire around a frame: FCS, preamble and inter-frame gap.
 const FRAMING: u64 = 24;
@@ -149,8 +149,18 @@ pub fn scenario_text(topo: &Topology, p: &NetParams, flows: &[Flow], duration_ps
                     "[[flows]]\nkind = \"udp_cbr\"\npairs = {pair}\nrate = \"{rate}bps\"\npacket_size = {len}\nstart = \"1us\"\n"
                 );
             }
-            App::Udp { rate_bps: Some(_), .. } => {
-                return Err("the kernel has no UDP source with jittered gaps yet".into());
+            App::Udp {
+                frame_len,
+                rate_bps: Some(r),
+            } => {
+                // The mean rate in line occupancy, but periodic: the kernel's UDP sources have
+                // no jitter (for one flow alone, as in `axon-latency`, the gaps do not matter).
+                let len = frame_len as u64;
+                let rate = u128::from(r) * u128::from(len) / u128::from(len + FRAMING);
+                let _ = write!(
+                    s,
+                    "[[flows]]\nkind = \"udp_cbr\"\npairs = {pair}\nrate = \"{rate}bps\"\npacket_size = {len}\nstart = \"1us\"\n"
+                );
             }
             App::TcpRr { .. } => return Err("the kernel has no TCP_RR flow yet".into()),
         }
@@ -182,18 +192,34 @@ pub fn run(
     .map_err(|e| e.to_string())?;
     let mut sim = kernel::build(&sc, None).map_err(|e| e.to_string())?;
     sim.run_until(warmup_ps);
-    let warm: Vec<u64> = sim.flow_results().map(|(_, r, _)| r.delivered).collect();
+    let warm: Vec<(u64, u64, u64)> = sim
+        .flow_results()
+        .map(|(_, r, _)| (r.delivered, r.rx_packets, r.udp_delay_sum))
+        .collect();
     sim.run_until(duration_ps);
     let secs = as_secs(duration_ps.saturating_sub(warmup_ps)).max(f64::MIN_POSITIVE);
     let mut out = Outcome {
         events: sim.events_processed(),
         ..Outcome::default()
     };
-    for ((_, r, eps), w) in sim.flow_results().zip(&warm) {
-        let bytes = r.delivered - w;
+    for (((_, r, eps), w), f) in sim.flow_results().zip(&warm).zip(flows) {
+        let bytes = r.delivered - w.0;
+        // One-way latency as the model counts it, first byte out of the sender's NIC to first
+        // byte in at the receiver: the kernel's delay runs from the send (the NIC idle: the
+        // first byte out) to the last bit in, which trails the first byte by the frame's time
+        // on the last link (frame, FCS, preamble and gap).
+        let packets = r.rx_packets - w.1;
+        let latency_mean_ps = match f.app {
+            App::Udp { frame_len, .. } if packets > 0 => {
+                let last = tx_time(frame_len as u64 + FRAMING, p.rate_bps);
+                (r.udp_delay_sum - w.2) as f64 / packets as f64 - last as f64
+            }
+            _ => 0.0,
+        };
         out.flows.push(FlowResult {
             bytes,
             mbps: bytes as f64 * 8.0 / secs / 1e6,
+            latency_mean_ps,
             ..FlowResult::default()
         });
         out.retransmits += eps.iter().flatten().map(|e| e.stats().retransmits).sum::<u64>();

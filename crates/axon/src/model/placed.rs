@@ -40,7 +40,8 @@
 //! which takes its time on the host link, and the host's NIC (the kernel's port) starts
 //! nothing for the pause time once the PAUSE is in (`pause = false` turns it off). The Table
 //! 4.2 pipeline latency is added to the switch's `pipeline_latency`; set
-//! `switch.forwarding = "cut_through"` for the Axon's cut-through, or frames are stored and
+//! `switch.forwarding = "cut_through"` for the Axon's cut-through (the kernel hands the device
+//! each frame at its first byte, where Table 4.2's pipeline starts), or frames are stored and
 //! forwarded.
 //!
 //! Parameters (all optional): `route_slots` (4,096 per host port), `cam_entries` (64 per host
@@ -884,6 +885,11 @@ impl SwitchModel for AxonSwitch {
         }
         self.node.on_timer(cx.now, token, &mut self.out);
         self.apply(cx);
+    }
+
+    /// The device takes a frame at its first byte: Table 4.2's pipeline counts from there.
+    fn cut_through_header(&self) -> Option<u32> {
+        Some(0)
     }
 
     fn capture_link_type(&self, port: u16) -> Option<LinkType> {

@@ -125,8 +125,10 @@ pub struct FlowResult {
     /// Application goodput after the warm-up, Mb/s.
     pub mbps: f64,
     /// One-way latencies (UDP): first byte out of the sender's NIC to first byte in at the
-    /// receiver, after the warm-up.
+    /// receiver, after the warm-up (the model's own loop keeps every sample; the kernel none).
     pub latency_ps: Vec<u64>,
+    /// Their mean, ps (0 when none arrived): from the samples, or on the kernel from its sums.
+    pub latency_mean_ps: f64,
     /// Request/response round trips (TCP_RR) completed after the warm-up.
     pub rtt_ps: Vec<u64>,
 }
@@ -870,6 +872,11 @@ impl<'a> Sim<'a> {
                     bytes as f64 * 8.0 / secs / 1e6
                 } else {
                     0.0
+                },
+                latency_mean_ps: if s.latency.is_empty() {
+                    0.0
+                } else {
+                    s.latency.iter().map(|&x| x as f64).sum::<f64>() / s.latency.len() as f64
                 },
                 latency_ps: s.latency,
                 rtt_ps: s.rtt,
