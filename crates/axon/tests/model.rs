@@ -90,8 +90,8 @@ fn cut_through_helps_large_frames_under_load() {
 fn pause_frames_keep_a_bulk_tcp_flow_lossless_at_the_header_limit() {
     use tandem_axon::model::common::{chain, SWITCH_LATENCY_PS};
     use tandem_axon::model::kernel::run as simulate;
+    use tandem_axon::model::net::{App, Flow, NetParams};
     use tandem_axon::model::overhead::max_goodput_mbps;
-    use tandem_axon::model::sim::{App, Flow, NetParams};
     let (topo, a, b) = chain(NodeKind::Axon, 10);
     let flows = [Flow {
         src: a,

@@ -29,6 +29,7 @@ fn kind_name(k: &FlowKind) -> &'static str {
     match k {
         FlowKind::Bulk => "bulk",
         FlowKind::RequestResponse { .. } => "request-response",
+        FlowKind::Transactions { .. } => "transactions",
         FlowKind::UdpCbr { .. } => "udp-cbr",
         FlowKind::UdpOnOff { .. } => "udp-onoff",
         FlowKind::UdpBurst { .. } => "udp-burst",

@@ -577,6 +577,18 @@ struct RawUdpCbr {
     packet_size: SizeArg,
     start: Option<TimeArg>,
     duration: Option<TimeArg>,
+    jitter: Option<FractionArg>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTransactions {
+    pairs: Option<Vec<(String, String)>>,
+    from: Option<toml::Value>,
+    to: Option<String>,
+    request: SizeArg,
+    response: SizeArg,
+    start: Option<TimeArg>,
 }
 
 #[derive(Deserialize)]
@@ -621,6 +633,7 @@ const FLOW_KINDS: &[&str] = &[
     "bulk",
     "permutation",
     "request_response",
+    "transactions",
     "udp_cbr",
     "udp_onoff",
     "udp_burst",
@@ -1565,8 +1578,21 @@ fn build_flows(
             )
             .map_err(werr)
         }
+        "transactions" => {
+            let r: RawTransactions = ctx.de(v, at)?;
+            check_stream_bytes(ctx, &key(at, "request"), r.request.0)?;
+            check_stream_bytes(ctx, &key(at, "response"), r.response.0)?;
+            let p = pairs(ctx, topo, pairs_of!(r), at)?;
+            reserve(p.len() as u64)?;
+            workload::transactions(&p, r.request.0, r.response.0, start(r.start)).map_err(werr)
+        }
         "udp_cbr" => {
             let r: RawUdpCbr = ctx.de(v, at)?;
+            let jitter = match r.jitter {
+                None => 0,
+                Some(j) if j.0 < 1.0 => (j.0 * 1000.0).round() as u16,
+                Some(_) => return Err(ctx.err(&key(at, "jitter"), "must be below 1 (a fraction of the interval)")),
+            };
             let p = pairs(ctx, topo, pairs_of!(r), at)?;
             reserve(p.len() as u64)?;
             let s = start(r.start);
@@ -1577,6 +1603,7 @@ fn build_flows(
                 s,
                 rest(s, r.duration),
             )
+            .and_then(|f| workload::with_jitter(f, jitter))
             .map_err(werr)
         }
         "udp_onoff" => {

@@ -34,6 +34,8 @@ pub struct Node {
     pub tables: Vec<MatchTable>,
     model: Option<Box<dyn SwitchModel>>,
     levels: Vec<usize>,
+    /// The model hears when a port goes idle ([`SwitchModel::watch_port_idle`]).
+    notify_idle: bool,
 }
 
 /// Per-flow outcome, written to flows.csv.
@@ -49,11 +51,24 @@ pub struct FlowResult {
     pub rx_packets: u64,
     /// Set when the TCP connection failed.
     pub failed: Option<&'static str>,
-    /// UDP: the sum of the received datagrams' one-way delays, each from the source's send to
-    /// its last bit at the receiver (divide by `rx_packets` for the mean; not in flows.csv).
-    pub udp_delay_sum: Time,
-    /// UDP: the largest of those delays.
-    pub udp_delay_max: Time,
+    /// Times summed, not in flows.csv. UDP: the received datagrams' one-way delays, each from
+    /// the source's send to its last bit at the receiver (the mean is over `rx_packets`).
+    /// Transactions: the completed transactions' times, each from the request's send to the
+    /// whole response in (their count is [`FlowResult::transactions`]).
+    pub delay_sum: Time,
+}
+
+impl FlowResult {
+    /// Transactions (TCP_RR) completed: `delivered` counts each one's request and response.
+    pub fn transactions(&self, spec: &FlowSpec) -> u64 {
+        match spec.kind {
+            FlowKind::Transactions {
+                request_bytes,
+                response_bytes,
+            } => self.delivered / (request_bytes + response_bytes).max(1),
+            _ => 0,
+        }
+    }
 }
 
 struct FlowState {
@@ -61,7 +76,9 @@ struct FlowState {
     eps: [Option<TcpEndpoint>; 2],
     timer_at: [Time; 2],
     result: FlowResult,
+    /// Datagrams sent (UDP); responses sent (transactions).
     udp_sent: u64,
+    /// The next datagram's time (UDP); the current request's send (transactions).
     udp_next: Time,
 }
 
@@ -179,6 +196,7 @@ impl Sim {
                 tables: Vec::new(),
                 model: None,
                 levels: Vec::new(),
+                notify_idle: false,
             })
             .collect();
         for (i, node) in nodes.iter_mut().enumerate() {
@@ -268,6 +286,7 @@ impl Sim {
         if let (Forwarding::CutThrough { header_bytes }, Some(h)) = (&mut n.forwarding, model.cut_through_header()) {
             *header_bytes = h;
         }
+        n.notify_idle = model.watch_port_idle();
         for p in &mut n.ports {
             p.queues.set_watch(levels.clone());
             p.queues.set_watch_packets(packet_levels.clone());
@@ -448,6 +467,10 @@ impl Sim {
             Event::TxDone { node, port } => {
                 self.nodes[node.0 as usize].ports[usize::from(port)].busy = false;
                 self.start_tx(node, port);
+                let n = &self.nodes[node.0 as usize];
+                if n.notify_idle && !n.ports[usize::from(port)].busy {
+                    self.with_model(node, |m, cx| m.on_port_idle(cx, port));
+                }
             }
             Event::FlowTimer { flow, side } => self.flow_timer(flow, side),
             Event::FlowStart { flow } => self.flow_start(flow),
@@ -589,6 +612,7 @@ impl Sim {
     fn start_tx(&mut self, node: NodeId, port: u16) {
         let now = self.now;
         let n = &mut self.nodes[node.0 as usize];
+        let elide = self.elide_tx_done && !n.notify_idle;
         let p = &mut n.ports[usize::from(port)];
         if p.busy {
             if p.done.1 == 0 {
@@ -621,7 +645,7 @@ impl Sim {
         let end = (now + p.ser_time(wire)).max(q.last_bit);
         p.tx_end = end;
         let (peer, peer_port, delay) = (p.peer, p.peer_port, p.link.delay);
-        if p.queues.packets() == 0 && self.elide_tx_done {
+        if p.queues.packets() == 0 && elide {
             p.done = (end, self.events.reserve_seq());
             self.unscheduled_done += 1;
         } else {
@@ -893,6 +917,46 @@ impl Sim {
                     self.flush_tcp(flow, 0);
                 }
             }
+            (
+                FlowKind::Transactions {
+                    request_bytes,
+                    response_bytes,
+                },
+                1,
+                TcpEvent::Delivered { total },
+            ) => {
+                // The server answers every whole request it has.
+                let due = total / request_bytes;
+                if due > f.udp_sent {
+                    let n = due - f.udp_sent;
+                    f.udp_sent = due;
+                    if let Some(ep) = f.eps[1].as_mut() {
+                        let mut out = std::mem::take(&mut self.out);
+                        ep.send(now, n * response_bytes, &mut out);
+                        self.out = out;
+                        self.flush_tcp(flow, 1);
+                    }
+                }
+            }
+            (
+                FlowKind::Transactions {
+                    request_bytes,
+                    response_bytes,
+                },
+                0,
+                TcpEvent::Delivered { total },
+            ) if total / response_bytes > f.result.delivered / (request_bytes + response_bytes) => {
+                // A whole response: the transaction is done, the next request goes now.
+                f.result.delay_sum += now - f.udp_next;
+                f.result.delivered = total / response_bytes * (request_bytes + response_bytes);
+                f.udp_next = now;
+                if let Some(ep) = f.eps[0].as_mut() {
+                    let mut out = std::mem::take(&mut self.out);
+                    ep.send(now, request_bytes, &mut out);
+                    self.out = out;
+                    self.flush_tcp(flow, 0);
+                }
+            }
             (_, _, TcpEvent::Failed(reason)) => {
                 f.result.failed = Some(match reason {
                     crate::tcp::FailReason::SynRetriesExhausted => "syn-retries",
@@ -930,13 +994,16 @@ impl Sim {
         let now = self.now;
         let kind = self.flows[flow.0 as usize].spec.kind;
         match kind {
-            FlowKind::Bulk | FlowKind::RequestResponse { .. } => {
+            FlowKind::Bulk | FlowKind::RequestResponse { .. } | FlowKind::Transactions { .. } => {
+                self.flows[flow.0 as usize].udp_next = now;
                 let ids = self.flow_ids(flow, 0);
                 let mut out = std::mem::take(&mut self.out);
                 let mut ep = TcpEndpoint::connect(self.tcp_cfg, ids, now, &mut out);
                 let f = &self.flows[flow.0 as usize];
                 let first = match f.spec.kind {
-                    FlowKind::RequestResponse { request_bytes, .. } => request_bytes,
+                    FlowKind::RequestResponse { request_bytes, .. } | FlowKind::Transactions { request_bytes, .. } => {
+                        request_bytes
+                    }
                     _ => f.spec.bytes,
                 };
                 ep.send(now, first, &mut out);
@@ -963,8 +1030,12 @@ impl Sim {
                 rate_bps,
                 packet_bytes,
                 duration,
+                jitter_permille,
             } => {
-                let gap = tx_time(u64::from(packet_bytes), rate_bps);
+                let mut gap = tx_time(u64::from(packet_bytes), rate_bps);
+                if jitter_permille > 0 {
+                    gap = jittered(gap, jitter_permille, self.seed, flow, f.udp_sent);
+                }
                 (rate_bps, packet_bytes, now + gap, now + gap >= start + duration)
             }
             FlowKind::UdpOnOff {
@@ -1047,9 +1118,7 @@ impl Sim {
             Proto::Udp => {
                 f.result.delivered += u64::from(p.payload);
                 f.result.rx_packets += 1;
-                let delay = now.saturating_sub(p.created);
-                f.result.udp_delay_sum += delay;
-                f.result.udp_delay_max = f.result.udp_delay_max.max(delay);
+                f.result.delay_sum += now.saturating_sub(p.created);
             }
             Proto::Tcp => {
                 let side = if host == f.spec.dst { 1 } else { 0 };
@@ -1078,6 +1147,17 @@ impl Sim {
     }
 }
 
+/// `gap` times a draw from `1 - j` to `1 + j` (j = `permille` / 1000), a function of the run's
+/// seed, the flow and the datagram's number only (SplitMix64's finaliser): no generator state,
+/// so a flow's gaps never depend on other flows.
+fn jittered(gap: Time, permille: u16, seed: u64, flow: FlowId, n: u64) -> Time {
+    let h = crate::topology::mix64(seed ^ (u64::from(flow.0) << 40) ^ n.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    // A uniform fraction in [0, 1) from the top 53 bits.
+    let u = (h >> 11) as f64 / (1u64 << 53) as f64;
+    let j = f64::from(permille) / 1000.0;
+    (gap as f64 * (1.0 - j + 2.0 * j * u)).round().max(1.0) as Time
+}
+
 /// Client and server ports of a flow: the client's is derived from the flow id (so each flow's
 /// 5-tuple is unique), the server's from the kind.
 fn ports_of(s: &FlowSpec) -> (u16, u16) {
@@ -1085,6 +1165,7 @@ fn ports_of(s: &FlowSpec) -> (u16, u16) {
     let server = match s.kind {
         FlowKind::Bulk => 5001,
         FlowKind::RequestResponse { .. } => 80,
+        FlowKind::Transactions { .. } => 12865,
         _ => 9000,
     };
     (client, server)

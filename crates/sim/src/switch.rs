@@ -243,6 +243,15 @@ pub trait SwitchModel {
     fn on_queue_level(&mut self, _cx: &mut SwitchCtx<'_>, _port: u16, _level: usize, _bytes: u64) {}
     /// A timer set with [`SwitchCtx::set_timer`] fired.
     fn on_timer(&mut self, _cx: &mut SwitchCtx<'_>, _token: u64) {}
+    /// Port `port` has finished sending and nothing waits in its queue (called when
+    /// [`SwitchModel::watch_port_idle`] says so): the moment a device that keeps its own
+    /// output buffers, handing the kernel one frame at a time, may hand it the next.
+    fn on_port_idle(&mut self, _cx: &mut SwitchCtx<'_>, _port: u16) {}
+    /// Whether the model hears [`SwitchModel::on_port_idle`] (each transmission then ends by
+    /// an event of its own, which the kernel otherwise leaves out when nothing waits).
+    fn watch_port_idle(&self) -> bool {
+        false
+    }
     /// Byte levels to watch on every egress port.
     fn watch_levels(&self) -> Vec<u64> {
         Vec::new()

@@ -15,11 +15,16 @@
 //! * [`FlowKind::RequestResponse`]: a TCP connection opened by the client `src` at `start`; it
 //!   sends `request_bytes`, the server `dst` answers with `response_bytes`, then the client
 //!   closes. `bytes` is `request_bytes + response_bytes`.
+//! * [`FlowKind::Transactions`]: netperf's TCP_RR: as a request/response, but the client sends
+//!   the next request as soon as a whole response is in, on the same connection, until the run
+//!   ends; the flow records the transactions completed and their summed times.
 //! * UDP sources send datagrams of `packet_bytes` of payload, one every
 //!   `T = tx_time(packet_bytes, rate_bps)` (so `rate_bps` counts payload bits), and stop after
 //!   `bytes` bytes of payload; the last datagram carries what is left (shorter only in
 //!   replayed flows). The generators set `bytes` to what the timing below produces:
-//!   * [`FlowKind::UdpCbr`]: at `start + i*T` for every `i >= 0` with `i*T < duration`;
+//!   * [`FlowKind::UdpCbr`]: at `start + i*T` for every `i >= 0` with `i*T < duration`
+//!     (with jitter, each gap is `T` times a seeded draw from `1 - j` to `1 + j`, so `bytes`
+//!     is what the source sends on average);
 //!   * [`FlowKind::UdpOnOff`]: on/off cycles starting with an on period: at
 //!     `start + c*(on + off) + i*T` for `c, i >= 0` with `i*T < on`, while before
 //!     `start + duration`;
@@ -48,6 +53,15 @@ pub enum FlowKind {
         /// Bytes of the response.
         response_bytes: u64,
     },
+    /// TCP as netperf's TCP_RR: one connection; the client (`src`) sends a request, the server
+    /// (`dst`) answers, and the client sends the next request as soon as the whole response
+    /// is in, until the run ends (`bytes` is one transaction's).
+    Transactions {
+        /// Bytes of each request.
+        request_bytes: u64,
+        /// Bytes of each response.
+        response_bytes: u64,
+    },
     /// UDP at a constant rate for `duration`.
     UdpCbr {
         /// Payload bits per second.
@@ -56,6 +70,10 @@ pub enum FlowKind {
         packet_bytes: u32,
         /// How long the source sends.
         duration: Time,
+        /// Per mille: each gap is drawn uniformly from (1 - j) to (1 + j) times the interval
+        /// (j = `jitter_permille` / 1000; 0: periodic), from the run's seed, the flow and the
+        /// datagram's number, so that sources of the same rate do not lock in phase.
+        jitter_permille: u16,
     },
     /// UDP alternating `on` periods at `rate_bps` with silent `off` periods, for `duration`.
     UdpOnOff {
@@ -84,7 +102,10 @@ pub enum FlowKind {
 impl FlowKind {
     /// Whether the flow is a UDP source (otherwise a TCP connection).
     pub fn is_udp(&self) -> bool {
-        !matches!(self, FlowKind::Bulk | FlowKind::RequestResponse { .. })
+        !matches!(
+            self,
+            FlowKind::Bulk | FlowKind::RequestResponse { .. } | FlowKind::Transactions { .. }
+        )
     }
 
     /// For UDP kinds, the time between datagrams: `tx_time(packet_bytes, rate_bps)`.
@@ -644,6 +665,49 @@ pub fn request_response(
     Ok(flows)
 }
 
+/// One [`FlowKind::Transactions`] connection per `(client, server)` pair, from `start`.
+pub fn transactions(
+    pairs: &[(NodeId, NodeId)],
+    request_bytes: u64,
+    response_bytes: u64,
+    start: Time,
+) -> Result<Vec<FlowSpec>, WorkloadError> {
+    check_pairs(pairs)?;
+    check_bytes(request_bytes, "request")?;
+    check_bytes(response_bytes, "response")?;
+    let bytes = request_bytes
+        .checked_add(response_bytes)
+        .ok_or_else(|| WorkloadError::new("request + response overflows"))?;
+    Ok(pairs
+        .iter()
+        .enumerate()
+        .map(|(i, &(src, dst))| FlowSpec {
+            id: FlowId(i as u32),
+            src,
+            dst,
+            start,
+            bytes,
+            kind: FlowKind::Transactions {
+                request_bytes,
+                response_bytes,
+            },
+        })
+        .collect())
+}
+
+/// Sets the jitter of every [`FlowKind::UdpCbr`] flow of `flows` to `permille` (below 1000).
+pub fn with_jitter(mut flows: Vec<FlowSpec>, permille: u16) -> Result<Vec<FlowSpec>, WorkloadError> {
+    if permille >= 1000 {
+        return Err(WorkloadError::new("jitter must be below 1"));
+    }
+    for f in &mut flows {
+        if let FlowKind::UdpCbr { jitter_permille, .. } = &mut f.kind {
+            *jitter_permille = permille;
+        }
+    }
+    Ok(flows)
+}
+
 fn check_udp(rate_bps: u64, packet_bytes: u32) -> Result<Time, WorkloadError> {
     if rate_bps == 0 {
         return Err(WorkloadError::new("rate must be above 0"));
@@ -701,6 +765,7 @@ pub fn udp_cbr(
         rate_bps,
         packet_bytes,
         duration,
+        jitter_permille: 0,
     };
     udp_flows(pairs, start, paced_count(duration, interval), packet_bytes, kind)
 }
@@ -846,6 +911,7 @@ pub fn replay(
                     rate_bps,
                     packet_bytes,
                     duration: interval.saturating_mul(r.packets - 1).saturating_add(1),
+                    jitter_permille: 0,
                 }
             }
         };
@@ -1093,6 +1159,7 @@ mod tests {
             packet_bytes,
             duration,
             rate_bps,
+            ..
         } = u.kind
         else {
             panic!("{u:?}")

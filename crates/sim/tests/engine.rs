@@ -404,3 +404,82 @@ fn a_paused_port_waits_out_the_pause() {
     // Then the source's own pace again.
     assert_eq!(seen[9] - seen[8], 80 * US, "{:?}", &seen[..10]);
 }
+
+/// netperf's TCP_RR as a flow kind: one connection, transactions back to back, each one round
+/// trip of the path plus the two frames' serialisation.
+#[test]
+fn transactions_run_back_to_back_on_one_connection() {
+    let topo = Topology::star(2, link(GBPS, 10 * US)).unwrap();
+    let h = topo.hosts().to_vec();
+    let flows = tandem_sim::workload::transactions(&[(h[0], h[1])], 1, 1, 0).unwrap();
+    let mut sim = Sim::new(
+        &topo,
+        SwitchConfig::default(),
+        host_q(),
+        TcpConfig::default(),
+        flows,
+        1,
+        SimOptions::default(),
+    );
+    sim.run_until(20 * MS);
+    let (spec, r, eps) = sim.flow_results().next().unwrap();
+    let done = r.transactions(spec);
+    // Four links of 10 us there and back, store-and-forward, each taking a 1-byte segment of
+    // 67 bytes and 24 of framing (0.73 us): about 42.9 us a transaction.
+    let mean = r.delay_sum as f64 / done as f64;
+    assert!(done > 400, "{done}");
+    assert!((42.5e6..43.5e6).contains(&mean), "{mean}");
+    assert_eq!(r.delivered, 2 * done);
+    // One connection: one SYN, no retransmission.
+    assert_eq!(eps[0].unwrap().stats().retransmits, 0);
+}
+
+/// A model that records when datagrams come in.
+struct Arrivals(std::rc::Rc<std::cell::RefCell<Vec<Time>>>);
+
+impl tandem_sim::switch::SwitchModel for Arrivals {
+    fn on_ingress(
+        &mut self,
+        cx: &mut tandem_sim::switch::SwitchCtx<'_>,
+        _port: u16,
+        _pkt: tandem_sim::packet::PacketId,
+    ) -> tandem_sim::switch::Verdict {
+        self.0.borrow_mut().push(cx.now);
+        tandem_sim::switch::Verdict::Continue
+    }
+}
+
+/// Jittered UDP gaps spread over (1 - j, 1 + j) of the interval, keep the mean rate, and are
+/// the same for the same seed.
+#[test]
+fn jittered_udp_keeps_its_mean_rate() {
+    let run = |seed: u64| {
+        let topo = Topology::star(2, link(GBPS, US)).unwrap();
+        let h = topo.hosts().to_vec();
+        let flows = tandem_sim::workload::udp_cbr(&[(h[0], h[1])], 100_000_000, 1000, 0, 100 * MS).unwrap();
+        let flows = tandem_sim::workload::with_jitter(flows, 500).unwrap();
+        let mut sim = Sim::new(
+            &topo,
+            SwitchConfig::default(),
+            host_q(),
+            TcpConfig::default(),
+            flows,
+            seed,
+            SimOptions::default(),
+        );
+        let seen = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+        sim.attach_model(topo.switches()[0], Box::new(Arrivals(seen.clone())));
+        sim.run_until(SEC);
+        let v = seen.borrow().clone();
+        v
+    };
+    let a = run(1);
+    assert_eq!(a, run(1));
+    assert_ne!(a, run(2));
+    // 80 us a datagram on average: about 1,250 in 100 ms.
+    assert!((1200..1300).contains(&a.len()), "{}", a.len());
+    let gaps: Vec<Time> = a.windows(2).map(|w| w[1] - w[0]).collect();
+    let (lo, hi) = (*gaps.iter().min().unwrap(), *gaps.iter().max().unwrap());
+    assert!(lo >= 40 * US && lo < 45 * US, "{lo}");
+    assert!(hi <= 120 * US && hi > 115 * US, "{hi}");
+}

@@ -7,7 +7,7 @@
 
 use super::common::{three_by_two, SWITCH_LATENCY_PS, TABLE_4_1_FLOWS};
 use super::kernel::run as simulate;
-use super::sim::{App, Flow, NetParams, Outcome};
+use super::net::{App, Flow, NetParams, Outcome};
 use super::topology::NodeKind;
 use tandem_sim::experiment::{
     par_map, threads, write, Experiment, ExperimentCtx, ExperimentError, Kind, Report, Row, Target,

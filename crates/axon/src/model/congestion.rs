@@ -6,15 +6,16 @@
 //! the same frame size: small (a 1-byte request, a 67-byte frame: the smallest TCP segment with
 //! the timestamps option) or large (1,514-byte frames).
 
-use super::common::{mean_us, SWITCH_LATENCY_PS};
-use super::sim::{run as simulate, App, Flow, NetParams};
+use super::common::SWITCH_LATENCY_PS;
+use super::kernel::run as simulate;
+use super::net::{App, Flow, NetParams};
 use super::topology::{NodeKind, Topology};
-use crate::timing::{wire_time_ps, ForwardingMode};
+use crate::timing::ForwardingMode;
 use tandem_sim::experiment::{
     par_map, threads, write, Experiment, ExperimentCtx, ExperimentError, Kind, Report, Row, Target,
 };
 use tandem_sim::plot::{self, Axis, Figure};
-use tandem_sim::time::MS;
+use tandem_sim::time::{tx_time, MS};
 
 /// The experiment.
 pub const EXPERIMENT: Experiment = Experiment {
@@ -82,10 +83,10 @@ pub fn measure(pt: Point, duration_ps: u64) -> Result<f64, ExperimentError> {
     let mut p = NetParams::gbe(SWITCH_LATENCY_PS);
     p.axon_mode = pt.mode;
     let o = simulate(&t, &p, &flows, duration_ps, duration_ps / 5).map_err(ExperimentError)?;
-    if o.flows[0].rtt_ps.is_empty() {
+    if o.flows[0].rtt_mean_ps <= 0.0 {
         return Err(ExperimentError(format!("{pt:?}: no round trip completed")));
     }
-    Ok(mean_us(&o.flows[0].rtt_ps))
+    Ok(o.flows[0].rtt_mean_ps / 1e6)
 }
 
 fn mode_name(m: ForwardingMode) -> &'static str {
@@ -182,8 +183,9 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             ));
             // Thesis: for 64 B the benefit of cut-through is inconsequential, for 1,514 B
             // significant. What store-and-forward should add: one reception of the request and
-            // one of the response at each of the three Axons.
-            let expected = 6.0 * wire_time_ps(SIZES[i].2, 1_000_000_000) as f64 / 1e6;
+            // one of the response at each of the three Axons, a reception on the kernel's link
+            // being the frame, FCS, preamble and gap (24 bytes besides the frame).
+            let expected = 6.0 * tx_time(SIZES[i].2 as u64 + 24, 1_000_000_000) as f64 / 1e6;
             rows.push(Row::new(
                 kind,
                 &format!("{name}, {load} Mb/s cross traffic"),

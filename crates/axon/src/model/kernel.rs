@@ -1,23 +1,26 @@
 //! The thesis experiments' networks on the simulator's kernel (`tandem-sim`'s links, queues,
-//! hosts and TCP), the Axons being the `axon` kind of [`super::placed`]: the real node, its
-//! control plane included, as a user's scenario places it.
+//! hosts and TCP, the ones the ns-3 validation checks), the Axons being the `axon` kind of
+//! [`super::placed`]: the real node, its control plane included, as a user's scenario places it.
+//! Every `axon-*` experiment of the model runs here; until 2026-11-28 they ran on a loop of the
+//! model's own (`model::sim`, removed), whose numbers the Axon page keeps beside these.
 //!
 //! [`run`] writes a model [`Topology`] and its flows as a scenario (an inline graph; one
-//! `[[flows]]` entry per flow, in order) and runs it, measuring each flow's goodput (and a UDP
-//! flow's mean one-way latency) after the warm-up as [`super::sim::run`] does, so an experiment can take either driver. Differences
-//! from `model::sim`, each the kernel's way: routes come from the Axons' own ARP and Axon-ARP
-//! (Table 4.3's delays, well inside every experiment's warm-up) rather than being installed
-//! before the run; flows start at 1 us without the model's start jitter (the routes' setup
-//! spreads them); Ethernet switches are the kernel's store-and-forward switches on the
+//! `[[flows]]` entry per flow, in order), runs it, and measures each flow after the warm-up:
+//! goodput, a UDP flow's mean one-way latency, a TCP_RR flow's mean transaction time. How the
+//! experiments' setting maps onto the kernel: routes come from the Axons' own ARP and
+//! Axon-ARP (Table 4.3's delays, inside every experiment's warm-up), and a UDP flow whose
+//! reverse an earlier flow takes starts 1 ms later, once that route is up both ways; flows
+//! start at 1 us; Ethernet switches are the kernel's store-and-forward switches on the
 //! spanning tree's links (the blocked links are left out of the graph), with the switch
-//! latency as pipeline latency and the queue as a byte limit; a UDP source "as fast as the NIC
-//! sends" is a constant-rate source at the link's frame rate whose frames wait in an unbounded
-//! host queue, and one at a set rate is periodic (the model's jitters its gaps); latency comes
-//! as each flow's mean (the kernel keeps sums, not samples). What the kernel does not have yet
-//! is refused: request/response (TCP_RR) flows, and networks that mix Axons and switches.
+//! latency as pipeline latency and the queue as a byte limit; a UDP source "as fast as the
+//! NIC sends" is a constant-rate source at the link's frame rate whose frames wait in an
+//! unbounded host queue, and one at a set rate draws its gaps from 0.5 to 1.5 times the mean;
+//! netperf TCP_RR is the kernel's `transactions` flow. The kernel's link counts a frame's
+//! preamble and gap into its time on the wire (24 bytes besides the frame, FCS included), so a
+//! frame is in that much later than its FCS. Networks that mix Axons and switches are refused.
 
+use super::net::{App, Flow, FlowResult, NetParams, Outcome};
 use super::placed::AxonKind;
-use super::sim::{App, Flow, FlowResult, NetParams, Outcome};
 use super::topology::{NodeKind, Topology};
 use crate::timing::ForwardingMode;
 use std::fmt::Write as _;
@@ -127,8 +130,15 @@ pub fn scenario_text(topo: &Topology, p: &NetParams, flows: &[Flow], duration_ps
         "[host_queue]\nlimit_packets = 0\n[tcp]\nmin_rto = \"{}ps\"\n",
         p.tcp.min_rto
     );
-    for f in flows {
+    for (i, f) in flows.iter().enumerate() {
         let pair = format!("[[\"{}\", \"{}\"]]", name(topo, f.src), name(topo, f.dst));
+        // A UDP flow whose reverse an earlier flow already takes starts once that flow's route
+        // is up (both directions: one Axon-ARP installs both), as an experimenter lets
+        // connectivity settle first: two hosts that ARP for each other at once each learn the
+        // other's address before either route is in place, and a source at hundreds of Mb/s of
+        // small frames then floods the control plane with frames it cannot route.
+        let reverse = flows[..i].iter().any(|e| e.src == f.dst && e.dst == f.src);
+        let udp_start = if reverse { "1001us" } else { "1us" };
         match f.app {
             App::TcpBulk => {
                 let _ = write!(
@@ -146,31 +156,34 @@ pub fn scenario_text(topo: &Topology, p: &NetParams, flows: &[Flow], duration_ps
                 let rate = u128::from(p.rate_bps) * u128::from(len) / u128::from(len + FRAMING);
                 let _ = write!(
                     s,
-                    "[[flows]]\nkind = \"udp_cbr\"\npairs = {pair}\nrate = \"{rate}bps\"\npacket_size = {len}\nstart = \"1us\"\n"
+                    "[[flows]]\nkind = \"udp_cbr\"\npairs = {pair}\nrate = \"{rate}bps\"\npacket_size = {len}\nstart = \"{udp_start}\"\n"
                 );
             }
             App::Udp {
                 frame_len,
                 rate_bps: Some(r),
             } => {
-                // The mean rate in line occupancy, but periodic: the kernel's UDP sources have
-                // no jitter (for one flow alone, as in `axon-latency`, the gaps do not matter).
+                // The mean rate in line occupancy, the gaps drawn from 0.5 to 1.5 times the
+                // mean, as the model's sources do.
                 let len = frame_len as u64;
                 let rate = u128::from(r) * u128::from(len) / u128::from(len + FRAMING);
                 let _ = write!(
                     s,
-                    "[[flows]]\nkind = \"udp_cbr\"\npairs = {pair}\nrate = \"{rate}bps\"\npacket_size = {len}\nstart = \"1us\"\n"
+                    "[[flows]]\nkind = \"udp_cbr\"\npairs = {pair}\nrate = \"{rate}bps\"\npacket_size = {len}\njitter = 0.5\nstart = \"{udp_start}\"\n"
                 );
             }
-            App::TcpRr { .. } => return Err("the kernel has no TCP_RR flow yet".into()),
+            App::TcpRr { request, response } => {
+                let _ = write!(
+                    s,
+                    "[[flows]]\nkind = \"transactions\"\npairs = {pair}\nrequest = {request}\nresponse = {response}\nstart = \"1us\"\n"
+                );
+            }
         }
     }
     Ok(s)
 }
 
-/// Runs `flows` over `topo` on the kernel for `duration_ps`, goodput counted after
-/// `warmup_ps`, as [`super::sim::run`] (the same [`Outcome`]; `upcalls` and `host_drops` stay 0
-/// and no latency or round trip is sampled).
+/// Runs `flows` over `topo` on the kernel for `duration_ps`, measuring after `warmup_ps`.
 pub fn run(
     topo: &Topology,
     p: &NetParams,
@@ -192,9 +205,9 @@ pub fn run(
     .map_err(|e| e.to_string())?;
     let mut sim = kernel::build(&sc, None).map_err(|e| e.to_string())?;
     sim.run_until(warmup_ps);
-    let warm: Vec<(u64, u64, u64)> = sim
+    let warm: Vec<(u64, u64, u64, u64)> = sim
         .flow_results()
-        .map(|(_, r, _)| (r.delivered, r.rx_packets, r.udp_delay_sum))
+        .map(|(spec, r, _)| (r.delivered, r.rx_packets, r.delay_sum, r.transactions(spec)))
         .collect();
     sim.run_until(duration_ps);
     let secs = as_secs(duration_ps.saturating_sub(warmup_ps)).max(f64::MIN_POSITIVE);
@@ -202,7 +215,7 @@ pub fn run(
         events: sim.events_processed(),
         ..Outcome::default()
     };
-    for (((_, r, eps), w), f) in sim.flow_results().zip(&warm).zip(flows) {
+    for (((spec, r, eps), w), f) in sim.flow_results().zip(&warm).zip(flows) {
         let bytes = r.delivered - w.0;
         // One-way latency as the model counts it, first byte out of the sender's NIC to first
         // byte in at the receiver: the kernel's delay runs from the send (the NIC idle: the
@@ -212,14 +225,23 @@ pub fn run(
         let latency_mean_ps = match f.app {
             App::Udp { frame_len, .. } if packets > 0 => {
                 let last = tx_time(frame_len as u64 + FRAMING, p.rate_bps);
-                (r.udp_delay_sum - w.2) as f64 / packets as f64 - last as f64
+                (r.delay_sum - w.2) as f64 / packets as f64 - last as f64
             }
             _ => 0.0,
+        };
+        // A transaction's time, as netperf's TCP_RR counts it: the request's send to the whole
+        // response in.
+        let done = r.transactions(spec) - w.3;
+        let rtt_mean_ps = if done > 0 {
+            (r.delay_sum - w.2) as f64 / done as f64
+        } else {
+            0.0
         };
         out.flows.push(FlowResult {
             bytes,
             mbps: bytes as f64 * 8.0 / secs / 1e6,
             latency_mean_ps,
+            rtt_mean_ps,
             ..FlowResult::default()
         });
         out.retransmits += eps.iter().flatten().map(|e| e.stats().retransmits).sum::<u64>();
@@ -270,6 +292,15 @@ mod tests {
                 response: 1,
             },
         }];
-        assert!(scenario_text(&topo, &p, &rr, 1_000_000).unwrap_err().contains("TCP_RR"));
+        assert!(scenario_text(&topo, &p, &rr, 1_000_000)
+            .unwrap()
+            .contains("kind = \"transactions\""));
+        let (mixed, _) = three_by_two(NodeKind::Axon, false);
+        let mut mixed = mixed;
+        let s = mixed.add(NodeKind::Switch);
+        mixed.link(0, s);
+        assert!(scenario_text(&mixed, &p, &rr, 1_000_000)
+            .unwrap_err()
+            .contains("not both"));
     }
 }

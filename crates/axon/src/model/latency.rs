@@ -6,7 +6,7 @@
 
 use super::common::{chain, SWITCH_LATENCY_PS};
 use super::kernel::run as simulate;
-use super::sim::{App, Flow, NetParams};
+use super::net::{App, Flow, NetParams};
 use super::topology::NodeKind;
 use crate::timing::ForwardingMode;
 use tandem_sim::experiment::{

@@ -2,26 +2,22 @@
 //! (thesis chapter 4). The only module that uses `tandem-sim` (TCP endpoints, the experiment
 //! harness, plots): the device itself stays free of simulator types.
 //!
-//! * [`sim`]: the discrete-event model (links, Axons running the real [`crate::Device`],
-//!   learning switches, hosts with UDP and TCP);
-//! * [`topology`]: nodes and links, shortest Axon paths, the spanning tree;
-//! * [`frames`]: hosts' frames as real bytes;
-//! * [`ethswitch`]: the store-and-forward learning switch;
+//! * [`net`]: what an experiment asks of a run (network parameters, flows) and gets back;
+//! * [`topology`]: the experiments' networks (hosts, Axons, switches) and the spanning tree;
 //! * [`placed`]: the `[[system]]` kind `"axon"`: Axons on the simulator's kernel in a user's own scenario;
-//! * [`kernel`]: the experiments' networks run on the kernel, Axons placed as above;
+//! * [`kernel`]: runs an experiment's network on the simulator's kernel, Axons placed as above
+//!   (every experiment runs there: the model has no event loop of its own);
 //! * [`common`]: topologies and helpers the experiments share;
 //! * one module per experiment.
 
 pub mod bandwidth;
 pub mod common;
 pub mod congestion;
-pub mod ethswitch;
-pub mod frames;
 pub mod kernel;
 pub mod latency;
+pub mod net;
 pub mod overhead;
 pub mod placed;
-pub mod sim;
 pub mod topology;
 
 use tandem_sim::experiment::Experiment;

@@ -9,7 +9,7 @@
 
 use super::common::{chain, SWITCH_LATENCY_PS};
 use super::kernel::run as simulate;
-use super::sim::{App, Flow, NetParams};
+use super::net::{App, Flow, NetParams};
 use super::topology::NodeKind;
 use tandem_sim::experiment::{
     par_map, threads, write, Experiment, ExperimentCtx, ExperimentError, Kind, Report, Row, Target,

@@ -32,9 +32,8 @@
 //!
 //! The device keeps its own output buffers (one per input port, served round robin,
 //! `output_buffer_bytes` each) and drops with its own reasons (`output-buffer-full`); the
-//! kernel's queue of an Axon port holds at most the one frame the device has handed it,
-//! waiting to start, and the device hears that its port is free when that frame starts to
-//! leave. So the scenario's switch queue limits and marking do not apply to Axons (Axons mark
+//! device hands the kernel's port one frame at a time and hears that the port is free when
+//! that frame has gone (`SwitchModel::on_port_idle`), as on its own wire. So the scenario's switch queue limits and marking do not apply to Axons (Axons mark
 //! nothing). Self-congestion (§3.3.3) works as on the wire: once a host's frames have grown by
 //! a maximum-sized frame's worth of Axon header, the device sends the host an 802.3x PAUSE,
 //! which takes its time on the host link, and the host's NIC (the kernel's port) starts
@@ -49,7 +48,6 @@
 //! loaded path up to that many hops longer), `software_delays` (true: Table 4.3's; false: a
 //! control plane that takes no time), `pause` (true: PAUSE the hosts against self-congestion).
 
-use super::frames::{self, Parsed};
 use crate::config::DeviceConfig;
 use crate::control::frames::{arp_frame, parse_arp};
 use crate::control::{
@@ -76,7 +74,7 @@ use tandem_sim::time::{tx_time, Time, SEC, US};
 use tandem_wire::arp::{ArpOperation, ArpRepr};
 use tandem_wire::axon::{Packet as AxonPacket, PacketType};
 use tandem_wire::ethernet::Frame;
-use tandem_wire::pause::pause_time_ps;
+use tandem_wire::pause::{pause_time_ps, Packet as PausePacket, PauseRepr};
 use tandem_wire::pcap::LinkType;
 use tandem_wire::{EtherType, Ipv4Addr, MacAddr};
 
@@ -341,6 +339,19 @@ impl SystemKind for AxonKind {
     }
 }
 
+/// The pause time of an 802.3x PAUSE frame, in quanta; `None` for any other frame.
+fn pause_quanta(frame: &[u8]) -> Option<u16> {
+    let eth = Frame::new_checked(frame).ok()?;
+    if eth.ethertype() != EtherType::MAC_CONTROL {
+        return None;
+    }
+    let p = PausePacket::new_checked(eth.payload()).ok()?;
+    match PauseRepr::parse(&p).ok()? {
+        PauseRepr::Pause { quanta } => Some(quanta),
+        _ => None,
+    }
+}
+
 /// An address no host has: 10.`tag`.x.y for Axon `i` (pools of Axons without hosts, servers).
 fn spare_ip(tag: u8, i: usize) -> Ipv4Addr {
     Ipv4Addr::new(10, tag, (i >> 8) as u8, i as u8)
@@ -485,8 +496,8 @@ struct AxonPlacement {
 }
 
 impl Placement for AxonPlacement {
-    /// One plain queue a port: it holds at most one of the device's frames waiting to start,
-    /// the device's own output buffers being the Axon's queues.
+    /// One plain queue a port: the device hands it one frame at a time (its own output
+    /// buffers are the Axon's queues); the model's control frames may wait there too.
     fn queues(&self, _node: NodeId, _base: QueueConfig) -> QueueConfig {
         QueueConfig {
             classes: 1,
@@ -641,7 +652,7 @@ impl AxonSwitch {
     /// Axon, it becomes a packet of its own.
     fn made_frame(&mut self, cx: &mut SwitchCtx<'_>, port: u8, start: Time, frame: Vec<u8>) {
         if let Some(h) = self.host(u16::from(port)) {
-            if let (_, Parsed::Pause(quanta)) = frames::parse(&frame) {
+            if let Some(quanta) = pause_quanta(&frame) {
                 // Self-congestion's PAUSE (§3.3.3): it takes its time on the link, and the
                 // host's NIC, once the frame is in, sends nothing for the pause time.
                 self.c.pause_frames += 1;
@@ -859,20 +870,16 @@ impl SwitchModel for AxonSwitch {
         self.feed(cx, in_port as u8, pkt, frame)
     }
 
-    /// A port's queue emptied: the frame the device handed it has started to leave, and the
-    /// device may hand the port its next (the kernel's queue holds at most one of its frames
-    /// waiting; the device's own output buffers, one per input port served round robin, hold
-    /// the rest).
-    fn on_queue_level(&mut self, cx: &mut SwitchCtx<'_>, port: u16, level: usize, _bytes: u64) {
-        if level == 0 {
-            self.node
-                .handle_device(cx.now, Event::TxDone { port: port as u8 }, &mut self.out);
-            self.apply(cx);
-        }
+    /// A port has sent the frame the device handed it: the device may hand it the next (its
+    /// own output buffers, one per input port served round robin, are the Axon's queues).
+    fn on_port_idle(&mut self, cx: &mut SwitchCtx<'_>, port: u16) {
+        self.node
+            .handle_device(cx.now, Event::TxDone { port: port as u8 }, &mut self.out);
+        self.apply(cx);
     }
 
-    fn watch_packet_levels(&self) -> Vec<u32> {
-        vec![1]
+    fn watch_port_idle(&self) -> bool {
+        true
     }
 
     fn on_timer(&mut self, cx: &mut SwitchCtx<'_>, token: u64) {

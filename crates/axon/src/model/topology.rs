@@ -1,5 +1,5 @@
-//! The model's network: hosts, Axons and Ethernet switches joined by full-duplex links, the
-//! shortest paths Axon routes follow, and the spanning tree switches forward on.
+//! The experiments' networks: hosts, Axons and Ethernet switches joined by full-duplex links,
+//! and the spanning tree switches forward on.
 
 use std::collections::VecDeque;
 
@@ -53,56 +53,6 @@ impl Topology {
         self.ports[b].push(End { node: a, port: pa });
     }
 
-    /// The hosts, in index order.
-    pub fn hosts(&self) -> Vec<usize> {
-        (0..self.kinds.len())
-            .filter(|&n| self.kinds[n] == NodeKind::Host)
-            .collect()
-    }
-
-    /// The device a host is attached to, and the device's port facing it.
-    pub fn attachment(&self, host: usize) -> Option<End> {
-        self.ports.get(host)?.first().copied()
-    }
-
-    /// Hop distances to `to` over nodes of `kind` (others are unreachable), by BFS.
-    fn distances(&self, to: usize, kind: NodeKind) -> Vec<Option<usize>> {
-        let mut d = vec![None; self.kinds.len()];
-        d[to] = Some(0);
-        let mut q = VecDeque::from([to]);
-        while let Some(n) = q.pop_front() {
-            for e in &self.ports[n] {
-                if self.kinds[e.node] == kind && d[e.node].is_none() {
-                    d[e.node] = d[n].map(|x| x + 1);
-                    q.push_back(e.node);
-                }
-            }
-        }
-        d
-    }
-
-    /// A shortest path of Axons from `from` to `to`, as the output port taken at each Axon before
-    /// `to`; among equally short next hops, the directed link carrying the fewest routes so far
-    /// (`load`, indexed by node then port; updated here), then the lowest port.
-    pub fn axon_path(&self, from: usize, to: usize, load: &mut [Vec<u32>]) -> Option<Vec<u8>> {
-        let d = self.distances(to, NodeKind::Axon);
-        let mut at = from;
-        let mut hops = Vec::new();
-        while at != to {
-            let here = d[at]?;
-            let (port, next) = self.ports[at]
-                .iter()
-                .enumerate()
-                .filter(|(_, e)| d[e.node].is_some_and(|x| x + 1 == here) && self.kinds[e.node] == NodeKind::Axon)
-                .min_by_key(|(p, _)| (load[at][*p], *p))
-                .map(|(p, e)| (p as u8, e.node))?;
-            load[at][usize::from(port)] += 1;
-            hops.push(port);
-            at = next;
-        }
-        Some(hops)
-    }
-
     /// The ports a converged spanning tree blocks: the tree is a BFS from the lowest-numbered
     /// switch (the root bridge, as with equal priorities and bridge ids in node order), each
     /// switch keeping the link to its parent found first; every other switch-to-switch link is
@@ -143,15 +93,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn ring_paths_and_tree() {
+    fn ring_tree() {
         let mut t = Topology::new();
         let a: Vec<usize> = (0..3).map(|_| t.add(NodeKind::Axon)).collect();
         t.link(a[0], a[1]);
         t.link(a[1], a[2]);
         t.link(a[2], a[0]);
-        let mut load = vec![vec![0; 2]; 3];
-        assert_eq!(t.axon_path(a[0], a[2], &mut load), Some(vec![1]));
-        assert_eq!(t.axon_path(a[0], a[0], &mut load), Some(vec![]));
+        // Axons are not bridges: nothing blocked.
+        assert!(t.spanning_tree_blocked().iter().flatten().all(|b| !b));
         let mut s = Topology::new();
         let w: Vec<usize> = (0..3).map(|_| s.add(NodeKind::Switch)).collect();
         s.link(w[0], w[1]);
