@@ -23,13 +23,21 @@ pub struct Port {
     /// 0 when there is none (see `Sim::start_tx`).
     pub(crate) done: (Time, u64),
     pub(crate) tap: Option<usize>,
-    /// The port starts nothing before this time (an 802.3x PAUSE it heard; 0: never paused).
-    pub(crate) paused_until: Time,
-    /// When the last transmission started ends (for a PAUSE heard during it).
-    pub(crate) tx_end: Time,
+    /// The far end may pause this port (802.3x): its pause and transmission ends are kept
+    /// in the simulator's side table ([`PauseState`]), so that other ports pay nothing.
+    pub(crate) pausable: bool,
     /// `(rate, ps)`: at `link.rate_bps == rate`, one byte takes exactly `ps` picoseconds
     /// (`ps == 0`: not a whole number; use [`tx_time`]).
     pub(crate) ps_per_byte: (u64, u64),
+}
+
+/// A pausable port's 802.3x state.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct PauseState {
+    /// The port starts nothing before this time.
+    pub(crate) until: Time,
+    /// When its last transmission ends (for a PAUSE heard during it).
+    pub(crate) tx_end: Time,
 }
 
 impl Port {

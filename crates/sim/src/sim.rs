@@ -4,8 +4,8 @@
 use crate::config::{Forwarding, QueueConfig, SwitchConfig, TcpConfig};
 use crate::event::{Event, EventQueue, FAR};
 use crate::packet::{FlowId, NodeId, Packet, PacketId, PacketPool, Proto, L2_L3_HEADER, UDP_HEADER};
-use crate::port::ps_per_byte;
 pub use crate::port::Port;
+use crate::port::{ps_per_byte, PauseState};
 use crate::queue::{Admission, DropReason, EgressQueues, SharedBuffer};
 use crate::switch::{MatchTable, SwitchCtx, SwitchModel, Verdict};
 use crate::tap::Tap;
@@ -132,6 +132,8 @@ pub struct Sim {
     scratch_forwards: Vec<(u16, PacketId)>,
     scratch_drops: Vec<(u16, PacketId, &'static str)>,
     scratch_pauses: Vec<(u16, Time, Time)>,
+    /// 802.3x state of the ports that may be paused.
+    pauses: FxHashMap<(NodeId, u16), PauseState>,
     scratch_events: Vec<TcpEvent>,
     taps: Vec<Tap>,
     options: SimOptions,
@@ -219,8 +221,7 @@ impl Sim {
                     busy: false,
                     done: (0, 0),
                     tap: None,
-                    paused_until: 0,
-                    tx_end: 0,
+                    pausable: false,
                     ps_per_byte: ps_per_byte(link.rate_bps),
                 });
             }
@@ -266,6 +267,7 @@ impl Sim {
             scratch_forwards: Vec::new(),
             scratch_drops: Vec::new(),
             scratch_pauses: Vec::new(),
+            pauses: FxHashMap::default(),
             scratch_events: Vec::new(),
             taps: Vec::new(),
             options,
@@ -291,7 +293,15 @@ impl Sim {
             p.queues.set_watch(levels.clone());
             p.queues.set_watch_packets(packet_levels.clone());
         }
+        let peers: Vec<(NodeId, u16)> = if model.pauses_peers() {
+            n.ports.iter().map(|p| (p.peer, p.peer_port)).collect()
+        } else {
+            Vec::new()
+        };
         n.model = Some(model);
+        for (peer, port) in peers {
+            self.nodes[peer.0 as usize].ports[usize::from(port)].pausable = true;
+        }
     }
 
     /// Gives every port of switch `node` fresh egress queues of configuration `cfg` (before a
@@ -483,11 +493,15 @@ impl Sim {
                 if let Some(p) = self.nodes[node.0 as usize].ports.get_mut(usize::from(port)) {
                     // 802.3x: the timer starts once the frame on the wire has gone, and a new
                     // PAUSE replaces the one before (quanta 0: go on now; a port already
-                    // waiting out a longer pause waits until that ends).
-                    p.paused_until = if duration == 0 {
+                    // waiting out a longer pause waits until that ends). A port no model
+                    // declared pausable becomes so now (its frame on the wire, if any, is
+                    // taken to have gone).
+                    p.pausable = true;
+                    let s = self.pauses.entry((node, port)).or_default();
+                    s.until = if duration == 0 {
                         now
                     } else {
-                        p.tx_end.max(now) + duration
+                        s.tx_end.max(now) + duration
                     };
                 }
             }
@@ -628,22 +642,29 @@ impl Sim {
             p.busy = false;
             self.processed += 1;
         }
-        if p.paused_until > now {
-            // Paused: the port waits out the pause, busy, and looks again then.
-            if p.queues.packets() > 0 {
-                p.busy = true;
-                let until = p.paused_until;
-                self.events.push(until, Event::TxDone { node, port });
+        let pause = if p.pausable {
+            let s = self.pauses.entry((node, port)).or_default();
+            if s.until > now {
+                // Paused: the port waits out the pause, busy, and looks again then.
+                if p.queues.packets() > 0 {
+                    p.busy = true;
+                    self.events.push(s.until, Event::TxDone { node, port });
+                }
+                return;
             }
-            return;
-        }
+            Some(s)
+        } else {
+            None
+        };
         let Some(q) = p.queues.dequeue(now, &mut n.buffer) else {
             return;
         };
         p.busy = true;
         let wire = p.link.wire_bytes(q.size);
         let end = (now + p.ser_time(wire)).max(q.last_bit);
-        p.tx_end = end;
+        if let Some(s) = pause {
+            s.tx_end = end;
+        }
         let (peer, peer_port, delay) = (p.peer, p.peer_port, p.link.delay);
         if p.queues.packets() == 0 && elide {
             p.done = (end, self.events.reserve_seq());

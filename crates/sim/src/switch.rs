@@ -265,6 +265,11 @@ pub trait SwitchModel {
     fn report(&self) -> Vec<(String, f64)> {
         Vec::new()
     }
+    /// Whether the model may pause the far ends of its links ([`SwitchCtx::pause_peer`]): those
+    /// ports then keep what 802.3x needs from the first frame on.
+    fn pauses_peers(&self) -> bool {
+        false
+    }
     /// On a cut-through switch, how many bytes of a frame must have come in before the kernel
     /// hands it to the model (`None`: the switch's `cut_through_header`). A model whose own
     /// pipeline counts from a frame's first byte, as the Axon device's does (Table 4.2), says

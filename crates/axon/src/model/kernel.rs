@@ -242,7 +242,6 @@ pub fn run(
             mbps: bytes as f64 * 8.0 / secs / 1e6,
             latency_mean_ps,
             rtt_mean_ps,
-            ..FlowResult::default()
         });
         out.retransmits += eps.iter().flatten().map(|e| e.stats().retransmits).sum::<u64>();
     }

@@ -894,6 +894,10 @@ impl SwitchModel for AxonSwitch {
         self.apply(cx);
     }
 
+    fn pauses_peers(&self) -> bool {
+        true
+    }
+
     /// The device takes a frame at its first byte: Table 4.2's pipeline counts from there.
     fn cut_through_header(&self) -> Option<u32> {
         Some(0)
