@@ -26,6 +26,9 @@ pub struct Port {
     /// The far end may pause this port (802.3x): its pause and transmission ends are kept
     /// in the simulator's side table ([`PauseState`]), so that other ports pay nothing.
     pub(crate) pausable: bool,
+    /// The switch's model hears when this port goes idle (`SwitchModel::watch_port_idle`):
+    /// every transmission then ends by an event.
+    pub(crate) notify_idle: bool,
     /// `(rate, ps)`: at `link.rate_bps == rate`, one byte takes exactly `ps` picoseconds
     /// (`ps == 0`: not a whole number; use [`tx_time`]).
     pub(crate) ps_per_byte: (u64, u64),

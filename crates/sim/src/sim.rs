@@ -34,8 +34,6 @@ pub struct Node {
     pub tables: Vec<MatchTable>,
     model: Option<Box<dyn SwitchModel>>,
     levels: Vec<usize>,
-    /// The model hears when a port goes idle ([`SwitchModel::watch_port_idle`]).
-    notify_idle: bool,
 }
 
 /// Per-flow outcome, written to flows.csv.
@@ -198,7 +196,6 @@ impl Sim {
                 tables: Vec::new(),
                 model: None,
                 levels: Vec::new(),
-                notify_idle: false,
             })
             .collect();
         for (i, node) in nodes.iter_mut().enumerate() {
@@ -222,6 +219,7 @@ impl Sim {
                     done: (0, 0),
                     tap: None,
                     pausable: false,
+                    notify_idle: false,
                     ps_per_byte: ps_per_byte(link.rate_bps),
                 });
             }
@@ -288,8 +286,9 @@ impl Sim {
         if let (Forwarding::CutThrough { header_bytes }, Some(h)) = (&mut n.forwarding, model.cut_through_header()) {
             *header_bytes = h;
         }
-        n.notify_idle = model.watch_port_idle();
+        let notify_idle = model.watch_port_idle();
         for p in &mut n.ports {
+            p.notify_idle = notify_idle;
             p.queues.set_watch(levels.clone());
             p.queues.set_watch_packets(packet_levels.clone());
         }
@@ -477,8 +476,8 @@ impl Sim {
             Event::TxDone { node, port } => {
                 self.nodes[node.0 as usize].ports[usize::from(port)].busy = false;
                 self.start_tx(node, port);
-                let n = &self.nodes[node.0 as usize];
-                if n.notify_idle && !n.ports[usize::from(port)].busy {
+                let p = &self.nodes[node.0 as usize].ports[usize::from(port)];
+                if p.notify_idle && !p.busy {
                     self.with_model(node, |m, cx| m.on_port_idle(cx, port));
                 }
             }
@@ -626,8 +625,8 @@ impl Sim {
     fn start_tx(&mut self, node: NodeId, port: u16) {
         let now = self.now;
         let n = &mut self.nodes[node.0 as usize];
-        let elide = self.elide_tx_done && !n.notify_idle;
         let p = &mut n.ports[usize::from(port)];
+        let elide = self.elide_tx_done && !p.notify_idle;
         if p.busy {
             if p.done.1 == 0 {
                 return;
