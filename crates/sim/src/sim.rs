@@ -463,6 +463,34 @@ impl Sim {
         }
     }
 
+    /// A port whose model watches it has gone idle (rare: off the hot path).
+    #[cold]
+    #[inline(never)]
+    fn port_idle(&mut self, node: NodeId, port: u16) {
+        self.with_model(node, |m, cx| m.on_port_idle(cx, port));
+    }
+
+    /// An 802.3x PAUSE reaches `port` of `node` (rare: off the hot path).
+    #[cold]
+    #[inline(never)]
+    fn pause(&mut self, node: NodeId, port: u16, duration: Time) {
+        let now = self.now;
+        if let Some(p) = self.nodes[node.0 as usize].ports.get_mut(usize::from(port)) {
+            // 802.3x: the timer starts once the frame on the wire has gone, and a new PAUSE
+            // replaces the one before (quanta 0: go on now; a port already waiting out a
+            // longer pause waits until that ends). A port no model declared pausable becomes
+            // so now (its frame on the wire, if any, is taken to have gone).
+            p.pausable = true;
+            let s = self.pauses.entry((node, port)).or_default();
+            s.until = if duration == 0 {
+                now
+            } else {
+                s.tx_end.max(now) + duration
+            };
+        }
+    }
+
+    #[inline]
     fn handle(&mut self, ev: Event) {
         match ev {
             Event::Arrive { node, port, pkt, rest } => {
@@ -478,7 +506,7 @@ impl Sim {
                 self.start_tx(node, port);
                 let p = &self.nodes[node.0 as usize].ports[usize::from(port)];
                 if p.notify_idle && !p.busy {
-                    self.with_model(node, |m, cx| m.on_port_idle(cx, port));
+                    self.port_idle(node, port);
                 }
             }
             Event::FlowTimer { flow, side } => self.flow_timer(flow, side),
@@ -487,23 +515,7 @@ impl Sim {
             Event::SwitchTimer { node, token } => {
                 self.with_model(node, |m, cx| m.on_timer(cx, token));
             }
-            Event::Pause { node, port, duration } => {
-                let now = self.now;
-                if let Some(p) = self.nodes[node.0 as usize].ports.get_mut(usize::from(port)) {
-                    // 802.3x: the timer starts once the frame on the wire has gone, and a new
-                    // PAUSE replaces the one before (quanta 0: go on now; a port already
-                    // waiting out a longer pause waits until that ends). A port no model
-                    // declared pausable becomes so now (its frame on the wire, if any, is
-                    // taken to have gone).
-                    p.pausable = true;
-                    let s = self.pauses.entry((node, port)).or_default();
-                    s.until = if duration == 0 {
-                        now
-                    } else {
-                        s.tx_end.max(now) + duration
-                    };
-                }
-            }
+            Event::Pause { node, port, duration } => self.pause(node, port, duration),
             Event::Sample => self.sample(),
         }
     }
@@ -626,7 +638,6 @@ impl Sim {
         let now = self.now;
         let n = &mut self.nodes[node.0 as usize];
         let p = &mut n.ports[usize::from(port)];
-        let elide = self.elide_tx_done && !p.notify_idle;
         if p.busy {
             if p.done.1 == 0 {
                 return;
@@ -641,31 +652,20 @@ impl Sim {
             p.busy = false;
             self.processed += 1;
         }
-        let pause = if p.pausable {
-            let s = self.pauses.entry((node, port)).or_default();
-            if s.until > now {
-                // Paused: the port waits out the pause, busy, and looks again then.
-                if p.queues.packets() > 0 {
-                    p.busy = true;
-                    self.events.push(s.until, Event::TxDone { node, port });
-                }
-                return;
-            }
-            Some(s)
-        } else {
-            None
-        };
+        if p.pausable && pause_holds(&mut self.pauses, &mut self.events, p, node, port, now) {
+            return;
+        }
         let Some(q) = p.queues.dequeue(now, &mut n.buffer) else {
             return;
         };
         p.busy = true;
         let wire = p.link.wire_bytes(q.size);
         let end = (now + p.ser_time(wire)).max(q.last_bit);
-        if let Some(s) = pause {
-            s.tx_end = end;
+        if p.pausable {
+            note_tx_end(&mut self.pauses, node, port, end);
         }
         let (peer, peer_port, delay) = (p.peer, p.peer_port, p.link.delay);
-        if p.queues.packets() == 0 && elide {
+        if p.queues.packets() == 0 && self.elide_tx_done && !p.notify_idle {
             p.done = (end, self.events.reserve_seq());
             self.unscheduled_done += 1;
         } else {
@@ -1165,6 +1165,36 @@ impl Sim {
             }
         }
     }
+}
+
+/// Whether a pausable port waits out a pause now: if so, it is busy until the pause ends (a
+/// `TxDone` then) when something waits to go. Off the hot path.
+#[cold]
+#[inline(never)]
+fn pause_holds(
+    pauses: &mut FxHashMap<(NodeId, u16), PauseState>,
+    events: &mut EventQueue,
+    p: &mut Port,
+    node: NodeId,
+    port: u16,
+    now: Time,
+) -> bool {
+    let until = pauses.get(&(node, port)).map_or(0, |s| s.until);
+    if until <= now {
+        return false;
+    }
+    if p.queues.packets() > 0 {
+        p.busy = true;
+        events.push(until, Event::TxDone { node, port });
+    }
+    true
+}
+
+/// Records when a pausable port's transmission ends (a PAUSE heard meanwhile counts from then).
+#[cold]
+#[inline(never)]
+fn note_tx_end(pauses: &mut FxHashMap<(NodeId, u16), PauseState>, node: NodeId, port: u16, end: Time) {
+    pauses.entry((node, port)).or_default().tx_end = end;
 }
 
 /// `gap` times a draw from `1 - j` to `1 + j` (j = `permille` / 1000), a function of the run's
