@@ -587,7 +587,13 @@ pub fn jitter_starts(flows: &mut [FlowSpec], jitter: Time, seed: u64) {
 pub fn bulk(pairs: &[(NodeId, NodeId)], bytes: u64, start: Time) -> Result<Vec<FlowSpec>, WorkloadError> {
     check_pairs(pairs)?;
     check_bytes(bytes, "bytes")?;
-    Ok(pairs
+    Ok(per_pair(pairs, start, bytes, FlowKind::Bulk))
+}
+
+/// One flow of `kind` and `bytes` per `(src, dst)` pair, all starting at `start`, numbered in
+/// pair order.
+fn per_pair(pairs: &[(NodeId, NodeId)], start: Time, bytes: u64, kind: FlowKind) -> Vec<FlowSpec> {
+    pairs
         .iter()
         .enumerate()
         .map(|(i, &(src, dst))| FlowSpec {
@@ -596,9 +602,9 @@ pub fn bulk(pairs: &[(NodeId, NodeId)], bytes: u64, start: Time) -> Result<Vec<F
             dst,
             start,
             bytes,
-            kind: FlowKind::Bulk,
+            kind,
         })
-        .collect())
+        .collect()
 }
 
 /// A seeded random permutation (the all-to-all stress test of data-center simulators such as
@@ -678,21 +684,11 @@ pub fn transactions(
     let bytes = request_bytes
         .checked_add(response_bytes)
         .ok_or_else(|| WorkloadError::new("request + response overflows"))?;
-    Ok(pairs
-        .iter()
-        .enumerate()
-        .map(|(i, &(src, dst))| FlowSpec {
-            id: FlowId(i as u32),
-            src,
-            dst,
-            start,
-            bytes,
-            kind: FlowKind::Transactions {
-                request_bytes,
-                response_bytes,
-            },
-        })
-        .collect())
+    let kind = FlowKind::Transactions {
+        request_bytes,
+        response_bytes,
+    };
+    Ok(per_pair(pairs, start, bytes, kind))
 }
 
 /// Sets the jitter of every [`FlowKind::UdpCbr`] flow of `flows` to `permille` (below 1000).
