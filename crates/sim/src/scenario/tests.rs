@@ -544,3 +544,40 @@ fn a_graph_may_be_written_in_the_scenario() {
         .to_string();
     assert!(e.contains("topology: give the graph as `file`"), "{e}");
 }
+
+#[test]
+fn transactions_and_jittered_udp_are_read_and_checked() {
+    let base =
+        "duration = \"10ms\"\n[topology]\nkind = \"star\"\nhosts = 3\nlink = { rate = \"1Gbps\", delay = \"1us\" }\n";
+    let sc = parse(&format!(
+        "{base}[[flows]]\nkind = \"transactions\"\npairs = [[\"h0\", \"h1\"]]\nrequest = 1\nresponse = \"1KB\"\n\
+         [[flows]]\nkind = \"udp_cbr\"\npairs = [[\"h2\", \"h0\"]]\nrate = \"100Mbps\"\npacket_size = 1000\njitter = 0.5\n"
+    ))
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert!(sc.flows.iter().any(|f| matches!(
+        f.kind,
+        FlowKind::Transactions {
+            request_bytes: 1,
+            response_bytes: 1000
+        }
+    )));
+    assert!(sc.flows.iter().any(|f| matches!(
+        f.kind,
+        FlowKind::UdpCbr {
+            jitter_permille: 500,
+            ..
+        }
+    )));
+    let e = parse(&format!(
+        "{base}[[flows]]\nkind = \"udp_cbr\"\npairs = [[\"h2\", \"h0\"]]\nrate = \"100Mbps\"\npacket_size = 1000\njitter = 1\n"
+    ))
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("flows[0].jitter: must be below 1"), "{e}");
+    let e = parse(&format!(
+        "{base}[[flows]]\nkind = \"transactions\"\npairs = [[\"h0\", \"h1\"]]\nrequest = 0\nresponse = 1\n"
+    ))
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("flows[0]"), "{e}");
+}
