@@ -899,6 +899,24 @@ impl Sim {
         }
     }
 
+    /// The application on `side` of `flow` writes `bytes` more (0: none) and, with `close`,
+    /// closes; what its endpoint sends goes out at once.
+    fn app_write(&mut self, flow: FlowId, side: usize, bytes: u64, close: bool) {
+        let now = self.now;
+        let Some(ep) = self.flows[flow.0 as usize].eps[side].as_mut() else {
+            return;
+        };
+        let mut out = std::mem::take(&mut self.out);
+        if bytes > 0 {
+            ep.send(now, bytes, &mut out);
+        }
+        if close {
+            ep.close(now, &mut out);
+        }
+        self.out = out;
+        self.flush_tcp(flow, side);
+    }
+
     fn tcp_event(&mut self, flow: FlowId, side: usize, e: TcpEvent) {
         let now = self.now;
         let f = &mut self.flows[flow.0 as usize];
@@ -918,24 +936,13 @@ impl Sim {
                 TcpEvent::Delivered { total },
             ) if total >= request_bytes && f.result.delivered == 0 => {
                 f.result.delivered = total;
-                if let Some(ep) = f.eps[1].as_mut() {
-                    let mut out = std::mem::take(&mut self.out);
-                    ep.send(now, response_bytes, &mut out);
-                    ep.close(now, &mut out);
-                    self.out = out;
-                    self.flush_tcp(flow, 1);
-                }
+                self.app_write(flow, 1, response_bytes, true);
             }
             (FlowKind::RequestResponse { response_bytes, .. }, 0, TcpEvent::Delivered { total })
                 if total >= response_bytes && f.result.end.is_none() =>
             {
                 f.result.end = Some(now);
-                if let Some(ep) = f.eps[0].as_mut() {
-                    let mut out = std::mem::take(&mut self.out);
-                    ep.close(now, &mut out);
-                    self.out = out;
-                    self.flush_tcp(flow, 0);
-                }
+                self.app_write(flow, 0, 0, true);
             }
             (
                 FlowKind::Transactions {
@@ -950,12 +957,7 @@ impl Sim {
                 if due > f.udp_sent {
                     let n = due - f.udp_sent;
                     f.udp_sent = due;
-                    if let Some(ep) = f.eps[1].as_mut() {
-                        let mut out = std::mem::take(&mut self.out);
-                        ep.send(now, n * response_bytes, &mut out);
-                        self.out = out;
-                        self.flush_tcp(flow, 1);
-                    }
+                    self.app_write(flow, 1, n * response_bytes, false);
                 }
             }
             (
@@ -970,12 +972,7 @@ impl Sim {
                 f.result.delay_sum += now - f.udp_next;
                 f.result.delivered = total / response_bytes * (request_bytes + response_bytes);
                 f.udp_next = now;
-                if let Some(ep) = f.eps[0].as_mut() {
-                    let mut out = std::mem::take(&mut self.out);
-                    ep.send(now, request_bytes, &mut out);
-                    self.out = out;
-                    self.flush_tcp(flow, 0);
-                }
+                self.app_write(flow, 0, request_bytes, false);
             }
             (_, _, TcpEvent::Failed(reason)) => {
                 f.result.failed = Some(match reason {

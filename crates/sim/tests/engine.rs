@@ -22,6 +22,19 @@ fn link(rate: u64, delay: Time) -> LinkConfig {
     }
 }
 
+/// A run of `flows` over `topo` with the default switch, host queues, TCP and options.
+fn plain_sim(topo: &Topology, flows: Vec<FlowSpec>, seed: u64) -> Sim {
+    Sim::new(
+        topo,
+        SwitchConfig::default(),
+        host_q(),
+        TcpConfig::default(),
+        flows,
+        seed,
+        SimOptions::default(),
+    )
+}
+
 fn bulk(
     id: u32,
     src: tandem_sim::packet::NodeId,
@@ -52,15 +65,7 @@ fn one_bulk_flow_fills_the_bottleneck() {
     let h = topo.hosts().to_vec();
     let bytes = 50_000_000;
     let flows = vec![bulk(0, h[0], h[1], bytes, 0)];
-    let mut sim = Sim::new(
-        &topo,
-        SwitchConfig::default(),
-        host_q(),
-        TcpConfig::default(),
-        flows,
-        1,
-        SimOptions::default(),
-    );
+    let mut sim = plain_sim(&topo, flows, 1);
     sim.run_until(2 * SEC);
     let (_, r, eps) = sim.flow_results().next().unwrap();
     let end = r.end.expect("flow completes");
@@ -314,15 +319,7 @@ fn packet_watch_levels_report_crossings() {
     let topo = Topology::star(5, link(GBPS, 10 * US)).unwrap();
     let h = topo.hosts().to_vec();
     let flows = (0..4).map(|i| bulk(i, h[i as usize + 1], h[0], 200_000, 0)).collect();
-    let mut sim = Sim::new(
-        &topo,
-        SwitchConfig::default(),
-        host_q(),
-        TcpConfig::default(),
-        flows,
-        1,
-        SimOptions::default(),
-    );
+    let mut sim = plain_sim(&topo, flows, 1);
     let seen = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
     let sw = topo.switches()[0];
     sim.attach_model(sw, Box::new(LevelRecorder { seen: seen.clone() }));
@@ -371,15 +368,7 @@ fn a_paused_port_waits_out_the_pause() {
     // 1,000-byte datagrams at 100 Mb/s: one every 80 us, 8.32 us on the wire each.
     let flows = tandem_sim::workload::udp_cbr(&[(h[1], h[0])], 100_000_000, 1000, 0, 2 * MS).unwrap();
     let sent = flows[0].bytes / 1000;
-    let mut sim = Sim::new(
-        &topo,
-        SwitchConfig::default(),
-        host_q(),
-        TcpConfig::default(),
-        flows,
-        1,
-        SimOptions::default(),
-    );
+    let mut sim = plain_sim(&topo, flows, 1);
     let seen = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
     sim.attach_model(
         topo.switches()[0],
@@ -412,15 +401,7 @@ fn transactions_run_back_to_back_on_one_connection() {
     let topo = Topology::star(2, link(GBPS, 10 * US)).unwrap();
     let h = topo.hosts().to_vec();
     let flows = tandem_sim::workload::transactions(&[(h[0], h[1])], 1, 1, 0).unwrap();
-    let mut sim = Sim::new(
-        &topo,
-        SwitchConfig::default(),
-        host_q(),
-        TcpConfig::default(),
-        flows,
-        1,
-        SimOptions::default(),
-    );
+    let mut sim = plain_sim(&topo, flows, 1);
     sim.run_until(20 * MS);
     let (spec, r, eps) = sim.flow_results().next().unwrap();
     let done = r.transactions(spec);
@@ -458,15 +439,7 @@ fn jittered_udp_keeps_its_mean_rate() {
         let h = topo.hosts().to_vec();
         let flows = tandem_sim::workload::udp_cbr(&[(h[0], h[1])], 100_000_000, 1000, 0, 100 * MS).unwrap();
         let flows = tandem_sim::workload::with_jitter(flows, 500).unwrap();
-        let mut sim = Sim::new(
-            &topo,
-            SwitchConfig::default(),
-            host_q(),
-            TcpConfig::default(),
-            flows,
-            seed,
-            SimOptions::default(),
-        );
+        let mut sim = plain_sim(&topo, flows, seed);
         let seen = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
         sim.attach_model(topo.switches()[0], Box::new(Arrivals(seen.clone())));
         sim.run_until(SEC);

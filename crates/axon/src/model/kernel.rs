@@ -56,7 +56,7 @@ pub fn scenario_text(topo: &Topology, p: &NetParams, flows: &[Flow], duration_ps
         min_rto: p.tcp.min_rto,
         ..TcpConfig::default()
     };
-    if format!("{:?}", p.tcp) != format!("{default_tcp:?}") {
+    if p.tcp != default_tcp {
         return Err("the kernel runs take the default TCP but for its minimum RTO".into());
     }
     let mut s = format!(
