@@ -33,6 +33,7 @@ fn kind_name(k: &FlowKind) -> &'static str {
         FlowKind::UdpCbr { .. } => "udp-cbr",
         FlowKind::UdpOnOff { .. } => "udp-onoff",
         FlowKind::UdpBurst { .. } => "udp-burst",
+        FlowKind::UdpPoisson { .. } => "udp-poisson",
     }
 }
 

@@ -619,6 +619,19 @@ struct RawUdpBurst {
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
+struct RawUdpPoisson {
+    pairs: Option<Vec<(String, String)>>,
+    from: Option<toml::Value>,
+    to: Option<String>,
+    rate: RateArg,
+    /// One size, or `[smallest, largest]` (read by [`poisson_sizes`]).
+    packet_size: toml::Value,
+    start: Option<TimeArg>,
+    duration: Option<TimeArg>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct RawReplay {
     file: String,
     hosts: Option<toml::Value>,
@@ -637,6 +650,7 @@ const FLOW_KINDS: &[&str] = &[
     "udp_cbr",
     "udp_onoff",
     "udp_burst",
+    "udp_poisson",
     "replay",
 ];
 
@@ -1467,6 +1481,46 @@ fn pairs(ctx: &Ctx, topo: &Topology, who: RawPairs, at: &[Seg]) -> Result<Vec<(N
     }
 }
 
+/// The `packet_size` of a `udp_poisson` entry at `at`: one size (every datagram that size) or
+/// `[smallest, largest]`, each at least [`workload::UDP_MIN_PACKET_BYTES`].
+fn poisson_sizes(ctx: &Ctx, v: toml::Value, at: &[Seg]) -> Result<(u32, u32), ScenarioError> {
+    let min = workload::UDP_MIN_PACKET_BYTES;
+    let one = |v: toml::Value, at: &[Seg]| -> Result<u32, ScenarioError> {
+        let s: SizeArg = ctx.de(v, at)?;
+        u32::try_from(s.0).ok().filter(|&b| b >= min).ok_or_else(|| {
+            ctx.err(
+                at,
+                format!(
+                    "must be {min} bytes (Ethernet, IPv4 and UDP headers) to 4GiB, got {}",
+                    s.0
+                ),
+            )
+        })
+    };
+    match v {
+        toml::Value::Array(a) => {
+            let [lo, hi]: [toml::Value; 2] = a.try_into().map_err(|a: Vec<toml::Value>| {
+                ctx.err(
+                    at,
+                    format!(
+                        "expected one size or two, `[smallest, largest]`, got {} values",
+                        a.len()
+                    ),
+                )
+            })?;
+            let (lo, hi) = (one(lo, &index(at, 0))?, one(hi, &index(at, 1))?);
+            if lo > hi {
+                return Err(ctx.err(
+                    at,
+                    format!("the smallest size ({lo} bytes) is above the largest ({hi})"),
+                ));
+            }
+            Ok((lo, hi))
+        }
+        v => one(v, at).map(|s| (s, s)),
+    }
+}
+
 fn host_rate(topo: &Topology, h: NodeId) -> u64 {
     topo.host_link(h).map(|l| l.cfg.rate_bps).unwrap_or(0)
 }
@@ -1634,6 +1688,25 @@ fn build_flows(
                 start(r.start),
             )
             .map_err(werr)
+        }
+        "udp_poisson" => {
+            let r: RawUdpPoisson = ctx.de(v, at)?;
+            if r.rate.0 == 0 {
+                return Err(ctx.err(&key(at, "rate"), "must be above 0"));
+            }
+            let (min, max) = poisson_sizes(ctx, r.packet_size, &key(at, "packet_size"))?;
+            let s = start(r.start);
+            let d = rest(s, r.duration);
+            if d == 0 {
+                let k = if r.duration.is_some() { "duration" } else { "start" };
+                return Err(ctx.err(
+                    &key(at, k),
+                    "the source would run for no time (duration 0, or a start at the end of the run)",
+                ));
+            }
+            let p = pairs(ctx, topo, pairs_of!(r), at)?;
+            reserve(p.len() as u64)?;
+            workload::udp_poisson(&p, r.rate.0, min, max, s, d).map_err(werr)
         }
         _ => {
             let r: RawReplay = ctx.de(v, at)?;

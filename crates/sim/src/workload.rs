@@ -29,8 +29,20 @@
 //!     `start + c*(on + off) + i*T` for `c, i >= 0` with `i*T < on`, while before
 //!     `start + duration`;
 //!   * [`FlowKind::UdpBurst`]: `packets` datagrams at `start + i*T`, `i < packets`.
+//! * [`FlowKind::UdpPoisson`]: an open-loop UDP source whose datagrams arrive as a Poisson
+//!   process of mean rate `rate_bps`, for `duration`. Rate and size mean what they mean for
+//!   [`FlowKind::UdpCbr`] (a datagram's size is its packet's `size`, as `packet_bytes`), but
+//!   each datagram's size is drawn uniformly from `min_bytes..=max_bytes`, and the gaps are
+//!   exponential with mean `T = tx_time(m, rate_bps)`, `m = (min_bytes + max_bytes) / 2` the
+//!   mean size (a half byte counted exactly). Datagram `n` goes at `start + g_0 + ... + g_n`
+//!   while that is before `start + duration`: the first one gap after `start`, not at it. The
+//!   draws are made by the simulator as the source runs, from the run's seed, the flow's id
+//!   and the datagram's number only (no generator state), so a flow sends the same datagrams
+//!   whatever other flows do, as long as its id stays ([`finalize`] numbers flows by start:
+//!   a flow added that starts earlier renumbers it); `bytes` is the expected total,
+//!   `duration / T` datagrams of `m` bytes ([`udp_poisson`]), not a count the source stops at.
 
-use crate::packet::{FlowId, NodeId};
+use crate::packet::{FlowId, NodeId, L2_L3_HEADER, UDP_HEADER};
 use crate::tcp::MAX_STREAM_BYTES;
 use crate::time::{tx_time, Time, SEC};
 use rand::{Rng, SeedableRng};
@@ -97,6 +109,23 @@ pub enum FlowKind {
         /// Payload bits per second.
         rate_bps: u64,
     },
+    /// UDP, open loop: datagrams whose send times form a Poisson process of mean rate
+    /// `rate_bps` for `duration` (the first one gap after the start), each of a size drawn
+    /// uniformly from `min_bytes..=max_bytes`; the gaps are exponential with mean
+    /// [`udp_interval`](FlowKind::udp_interval). Rate and sizes count as
+    /// [`FlowKind::UdpCbr`]'s do. Every draw is a function of the run's seed, the flow and the
+    /// datagram's number.
+    UdpPoisson {
+        /// Mean bits per second (of packet bytes, as `UdpCbr`'s `rate_bps`).
+        rate_bps: u64,
+        /// Smallest datagram, bytes of the packet as `UdpCbr`'s `packet_bytes` (at least
+        /// [`UDP_MIN_PACKET_BYTES`]).
+        min_bytes: u32,
+        /// Largest datagram (equal to `min_bytes`: every datagram has that size).
+        max_bytes: u32,
+        /// How long the source sends.
+        duration: Time,
+    },
 }
 
 impl FlowKind {
@@ -108,9 +137,17 @@ impl FlowKind {
         )
     }
 
-    /// For UDP kinds, the time between datagrams: `tx_time(packet_bytes, rate_bps)`.
+    /// For UDP kinds, the time between datagrams: `tx_time(packet_bytes, rate_bps)`; for
+    /// [`FlowKind::UdpPoisson`] the mean gap, `tx_time` of the mean size
+    /// `(min_bytes + max_bytes) / 2` (half bytes counted) at `rate_bps`.
     pub fn udp_interval(&self) -> Option<Time> {
         match *self {
+            FlowKind::UdpPoisson {
+                rate_bps,
+                min_bytes,
+                max_bytes,
+                ..
+            } => Some(poisson_interval(rate_bps, min_bytes, max_bytes)),
             FlowKind::UdpCbr {
                 rate_bps, packet_bytes, ..
             }
@@ -730,6 +767,16 @@ fn udp_flows(
     let bytes = packets
         .checked_mul(u64::from(packet_bytes))
         .ok_or_else(|| WorkloadError::new("total bytes overflow"))?;
+    udp_flows_of(pairs, start, bytes, kind)
+}
+
+/// One UDP source of `kind` carrying `bytes` per pair (pairs already checked).
+fn udp_flows_of(
+    pairs: &[(NodeId, NodeId)],
+    start: Time,
+    bytes: u64,
+    kind: FlowKind,
+) -> Result<Vec<FlowSpec>, WorkloadError> {
     if bytes == 0 {
         return Err(WorkloadError::new("the source would send nothing (duration too short)"));
     }
@@ -810,6 +857,72 @@ pub fn udp_burst(
         rate_bps,
     };
     udp_flows(pairs, start, packets, packet_bytes, kind)
+}
+
+/// The smallest UDP datagram a host sends, in packet bytes: the Ethernet, IPv4 and UDP
+/// headers (42). A smaller size is sent at this size, so [`udp_poisson`] refuses one.
+pub const UDP_MIN_PACKET_BYTES: u32 = L2_L3_HEADER + UDP_HEADER;
+
+/// The mean gap of a [`FlowKind::UdpPoisson`] source: the time `rate_bps` takes for the mean
+/// size `(min_bytes + max_bytes) / 2`, rounded up to the picosecond as [`tx_time`] rounds
+/// (`tx_time(min_bytes, rate_bps)` when the sizes are equal); `Time::MAX` at rate 0.
+pub(crate) fn poisson_interval(rate_bps: u64, min_bytes: u32, max_bytes: u32) -> Time {
+    if rate_bps == 0 {
+        return Time::MAX;
+    }
+    // (min + max) / 2 bytes of 8 bits each: (min + max) * 4 bits.
+    let bits = (u128::from(min_bytes) + u128::from(max_bytes)) * 4 * u128::from(SEC);
+    Time::try_from(bits.div_ceil(u128::from(rate_bps))).unwrap_or(Time::MAX)
+}
+
+/// A [`FlowKind::UdpPoisson`] source per pair: datagrams of sizes uniform in
+/// `min_bytes..=max_bytes` (packet bytes, at least [`UDP_MIN_PACKET_BYTES`]) at the arrival
+/// times of a Poisson process of mean rate `rate_bps` in `[start, start + duration)`.
+///
+/// The datagrams are drawn by the simulator as the source runs (from the run's seed and the
+/// flow's id, which [`finalize`] gives), so how many there will be is not known here: each
+/// flow's `bytes` is the expected total, `duration / T` datagrams (`T` the mean gap,
+/// [`FlowKind::udp_interval`]) of the mean size, rounded. It is what flows.csv lists; the
+/// source stops at `start + duration`, not at `bytes`, and its completion time is its last
+/// datagram's, as for the other UDP kinds.
+pub fn udp_poisson(
+    pairs: &[(NodeId, NodeId)],
+    rate_bps: u64,
+    min_bytes: u32,
+    max_bytes: u32,
+    start: Time,
+    duration: Time,
+) -> Result<Vec<FlowSpec>, WorkloadError> {
+    if rate_bps == 0 {
+        return Err(WorkloadError::new("rate must be above 0"));
+    }
+    if min_bytes > max_bytes {
+        return Err(WorkloadError::new(format!(
+            "the smallest packet size ({min_bytes} bytes) is above the largest ({max_bytes})"
+        )));
+    }
+    if min_bytes < UDP_MIN_PACKET_BYTES {
+        return Err(WorkloadError::new(format!(
+            "packet sizes must be at least {UDP_MIN_PACKET_BYTES} bytes (Ethernet, IPv4 and UDP headers), got {min_bytes}"
+        )));
+    }
+    if duration == 0 {
+        return Err(WorkloadError::new("duration must be above 0"));
+    }
+    check_pairs(pairs)?;
+    let interval = poisson_interval(rate_bps, min_bytes, max_bytes);
+    let mean_bytes = (f64::from(min_bytes) + f64::from(max_bytes)) / 2.0;
+    let expected = (duration as f64 / interval as f64 * mean_bytes).round();
+    if expected >= u64::MAX as f64 {
+        return Err(WorkloadError::new("total bytes overflow"));
+    }
+    let kind = FlowKind::UdpPoisson {
+        rate_bps,
+        min_bytes,
+        max_bytes,
+        duration,
+    };
+    udp_flows_of(pairs, start, expected as u64, kind)
 }
 
 /// Flows made from a flow-record trace, and what was left out.
@@ -1127,6 +1240,65 @@ mod tests {
         let all = finalize([c, b, f].concat());
         assert!(all.windows(2).all(|w| w[0].start <= w[1].start));
         assert!(all.iter().enumerate().all(|(i, f)| f.id == FlowId(i as u32)));
+    }
+
+    #[test]
+    fn udp_poisson_flows() {
+        let h = hosts(3);
+        // 1000-byte datagrams at 8 Mb/s: one per ms on average, 10 expected in 10 ms.
+        let f = udp_poisson(&[(h[0], h[1])], 8_000_000, 1000, 1000, 5, 10 * MS).unwrap();
+        assert_eq!((f[0].start, f[0].bytes), (5, 10 * 1000));
+        assert_eq!(f[0].kind.udp_interval(), Some(MS));
+        assert!(f[0].kind.is_udp());
+        // Sizes 64..=1500: 782 bytes on average, one every 782 us at 8 Mb/s; the expected
+        // bytes are the rate times the duration.
+        let f = udp_poisson(&[(h[0], h[1]), (h[2], h[1])], 8_000_000, 64, 1500, 0, 782 * MS).unwrap();
+        assert_eq!(f.len(), 2);
+        assert_eq!(f[1].id, FlowId(1));
+        assert_eq!(f[0].kind.udp_interval(), Some(782 * US));
+        assert_eq!(f[0].bytes, 782_000);
+        assert_eq!(
+            f[0].kind,
+            FlowKind::UdpPoisson {
+                rate_bps: 8_000_000,
+                min_bytes: 64,
+                max_bytes: 1500,
+                duration: 782 * MS
+            }
+        );
+        // A half byte of mean size counts: 782.5 bytes at 8 Mb/s.
+        let f = udp_poisson(&[(h[0], h[1])], 8_000_000, 64, 1501, 0, SEC).unwrap();
+        assert_eq!(f[0].kind.udp_interval(), Some(782_500_000));
+        assert_eq!(f[0].bytes, 1_000_000);
+        // The smallest datagram the hosts send: the headers.
+        assert!(udp_poisson(&[(h[0], h[1])], 1_000_000, 42, 42, 0, SEC).is_ok());
+        let e = |r: Result<Vec<FlowSpec>, WorkloadError>| r.unwrap_err().message;
+        let p = [(h[0], h[1])];
+        assert_eq!(e(udp_poisson(&p, 0, 64, 1500, 0, MS)), "rate must be above 0");
+        assert_eq!(
+            e(udp_poisson(&p, 1_000_000, 1500, 64, 0, MS)),
+            "the smallest packet size (1500 bytes) is above the largest (64)"
+        );
+        assert_eq!(
+            e(udp_poisson(&p, 1_000_000, 41, 1500, 0, MS)),
+            "packet sizes must be at least 42 bytes (Ethernet, IPv4 and UDP headers), got 41"
+        );
+        assert_eq!(
+            e(udp_poisson(&p, 1_000_000, 64, 1500, 0, 0)),
+            "duration must be above 0"
+        );
+        assert!(udp_poisson(&[(h[0], h[0])], 1_000_000, 64, 1500, 0, MS).is_err());
+        assert!(udp_poisson(&[], 1_000_000, 64, 1500, 0, MS).is_err());
+        // Expected to send under half a byte.
+        assert!(udp_poisson(&p, 1, 64, 64, 0, 1).is_err());
+        assert!(udp_poisson(&p, u64::MAX, 64, 64, 0, Time::MAX).is_err());
+    }
+
+    #[test]
+    fn flow_kind_is_no_larger_than_before_udp_poisson() {
+        // The largest variant was and stays `UdpOnOff` (four u64 and a u32, and the tag): 40
+        // bytes. `UdpPoisson` takes 24 and the tag; every `FlowSpec` and flow state holds one.
+        assert_eq!(std::mem::size_of::<FlowKind>(), 40);
     }
 
     #[test]

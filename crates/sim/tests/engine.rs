@@ -456,3 +456,113 @@ fn jittered_udp_keeps_its_mean_rate() {
     assert!((40 * US..45 * US).contains(&lo), "{lo}");
     assert!(hi <= 120 * US && hi > 115 * US, "{hi}");
 }
+
+/// A writer into a buffer the test keeps (a tap's pcap in memory).
+#[derive(Clone, Default)]
+struct SharedBuf(std::rc::Rc<std::cell::RefCell<Vec<u8>>>);
+
+impl std::io::Write for SharedBuf {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0.borrow_mut().extend_from_slice(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The (time in ns, frame length) of every frame of a pcap.
+fn frames(pcap: &[u8]) -> Vec<(u64, u32)> {
+    let mut r = tandem_wire::pcap::TraceReader::new(pcap).unwrap();
+    let mut out = Vec::new();
+    while let Some(p) = r.next_packet() {
+        let p = p.unwrap();
+        out.push((p.ts_ns, p.orig_len));
+    }
+    out
+}
+
+/// Runs `flows` on a star of `hosts` 10 Gb/s hosts until `until`, with a tap on every host's
+/// egress; returns each host's pcap, the flows table (CSV) and the sim.
+fn tapped_run(hosts: u32, flows: Vec<FlowSpec>, seed: u64, until: Time) -> (Vec<Vec<u8>>, Vec<u8>, Sim) {
+    let topo = Topology::star(hosts, link(10 * GBPS, US)).unwrap();
+    let mut sim = plain_sim(&topo, flows, seed);
+    let bufs: Vec<SharedBuf> = topo.hosts().iter().map(|_| SharedBuf::default()).collect();
+    for (&h, b) in topo.hosts().iter().zip(&bufs) {
+        sim.add_tap(h, 0, Tap::new(Box::new(b.clone())).unwrap());
+    }
+    sim.run_until(until);
+    for t in sim.taps_vec() {
+        t.finish().unwrap();
+    }
+    let mut csv = Vec::new();
+    report::write_flows(&sim, &mut csv).unwrap();
+    let pcaps = bufs.iter().map(|b| b.0.borrow().clone()).collect();
+    (pcaps, csv, sim)
+}
+
+/// A Poisson UDP source offers its rate: 1 Gb/s of 64..1500-byte datagrams (782 bytes on
+/// average, one every 6.256 us) for 500 ms is about 79,900 datagrams. The bytes sent are a
+/// compound Poisson sum: their relative sd is sqrt(E[s^2]) / (E[s] sqrt(79,900)) = 1.13 /
+/// 283 = 0.40%, so the 2% allowed is 5 sd. Sizes stay in range and both ends occur (56
+/// expected of each); the mean gap is the mean interval (its sd 0.35%, 2% allowed).
+#[test]
+fn poisson_udp_offers_its_rate() {
+    let topo = Topology::star(2, link(10 * GBPS, US)).unwrap();
+    let h = topo.hosts().to_vec();
+    let flows = tandem_sim::workload::udp_poisson(&[(h[0], h[1])], GBPS, 64, 1500, 0, 500 * MS).unwrap();
+    let mean = flows[0].kind.udp_interval().unwrap();
+    assert_eq!(mean, 6_256_000);
+    let (pcaps, _, sim) = tapped_run(2, flows, 1, SEC);
+    let f = frames(&pcaps[0]);
+    let n = f.len() as u64;
+    let bytes: u64 = f.iter().map(|&(_, l)| u64::from(l)).sum();
+    let rate = bytes as f64 * 8.0 / 0.5;
+    assert!((rate / GBPS as f64 - 1.0).abs() < 0.02, "{rate} b/s in {n} datagrams");
+    assert!(f.iter().all(|&(_, l)| (64..=1500).contains(&l)));
+    assert!(f.iter().any(|&(_, l)| l == 64) && f.iter().any(|&(_, l)| l == 1500));
+    // The first one gap after the start, not at it.
+    assert!(f[0].0 > 0);
+    let gap = (f[f.len() - 1].0 - f[0].0) as f64 * 1000.0 / (n - 1) as f64;
+    assert!((gap / mean as f64 - 1.0).abs() < 0.02, "{gap} vs {mean}");
+    // Every datagram arrives; the receiver counts payload (the frame less 42 bytes of headers).
+    let (spec, r, _) = sim.flow_results().next().unwrap();
+    assert_eq!(r.rx_packets, n);
+    assert_eq!(r.delivered + 42 * n, bytes);
+    // The source's last datagram went before its end; `bytes` is the expected total.
+    let end = r.end.unwrap();
+    assert!(end < 500 * MS && end > 499 * MS, "{end}");
+    assert_eq!(spec.bytes, 62_500_000);
+}
+
+/// Runs with the same seed give the same bytes, another seed other datagrams, and a flow's
+/// datagrams stay the same when another flow is added (its draws depend on the seed, its id
+/// and the datagram's number only); a fixed size gives datagrams of that size.
+#[test]
+fn poisson_udp_is_reproducible_and_flows_are_independent() {
+    let topo = Topology::star(3, link(10 * GBPS, US)).unwrap();
+    let h = topo.hosts().to_vec();
+    let one = tandem_sim::workload::udp_poisson(&[(h[0], h[1])], 100_000_000, 64, 1500, MS, 50 * MS).unwrap();
+    let two = tandem_sim::workload::finalize(
+        [
+            one.clone(),
+            tandem_sim::workload::udp_poisson(&[(h[2], h[1])], 100_000_000, 1000, 1000, 2 * MS, 50 * MS).unwrap(),
+        ]
+        .concat(),
+    );
+    let a = tapped_run(3, one.clone(), 1, 100 * MS);
+    let b = tapped_run(3, one.clone(), 1, 100 * MS);
+    assert_eq!((&a.0, &a.1), (&b.0, &b.1), "same seed, same bytes");
+    let n = frames(&a.0[0]).len();
+    assert!((700..900).contains(&n), "{n}");
+    let c = tapped_run(3, one, 2, 100 * MS);
+    assert_ne!(a.0[0], c.0[0], "another seed, other datagrams");
+    assert!(c.1 != a.1);
+    let d = tapped_run(3, two, 1, 100 * MS);
+    assert_eq!(a.0[0], d.0[0], "flow 0 sends the same datagrams beside flow 1");
+    let fixed = frames(&d.0[2]);
+    assert!(fixed.len() > 500 && fixed.iter().all(|&(_, l)| l == 1000));
+    assert!(fixed[0].0 > 2_000_000);
+    let csv = String::from_utf8(d.1).unwrap();
+    assert_eq!(csv.matches(",udp-poisson,").count(), 2, "{csv}");
+}

@@ -131,6 +131,12 @@ fn placed_switches_get_queues_models_and_a_summary_section() {
     assert_eq!(sim.nodes()[leaf0.0 as usize].ports[0].queues.config().classes, 3);
     assert_eq!(sim.nodes()[spine0.0 as usize].ports[0].queues.config().classes, 1);
     assert!(sim.model(leaf0).is_some() && sim.model(spine0).is_none());
+    // Whoever attached a model reads it back as its own type, and only as that.
+    assert_eq!(sim.model_as::<Counter>(leaf0).map(|c| c.node), Some(leaf0));
+    assert!(sim.model_as::<Counter>(spine0).is_none());
+    struct Other;
+    impl SwitchModel for Other {}
+    assert!(sim.model_as::<Other>(leaf0).is_none());
 
     let s = Scratch::new("systems");
     let a = run::run(&sc, &s.join("a"), &mut |_| {}).unwrap();

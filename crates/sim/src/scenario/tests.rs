@@ -581,3 +581,87 @@ fn transactions_and_jittered_udp_are_read_and_checked() {
     .to_string();
     assert!(e.contains("flows[0]"), "{e}");
 }
+
+#[test]
+fn udp_poisson_is_read_and_checked() {
+    let base =
+        "duration = \"10ms\"\n[topology]\nkind = \"star\"\nhosts = 3\nlink = { rate = \"1Gbps\", delay = \"1us\" }\n";
+    let entry = |pairs: &str, rate: &str, size: &str, more: &str| {
+        format!("{base}[[flows]]\nkind = \"udp_poisson\"\n{pairs}\nrate = {rate}\npacket_size = {size}\n{more}")
+    };
+    let sc = parse(&entry(
+        "pairs = [[\"h0\", \"h1\"]]",
+        "\"100Mbps\"",
+        "[64, \"1500B\"]",
+        "start = \"1ms\"\nduration = \"5ms\"\n",
+    ))
+    .unwrap_or_else(|e| panic!("{e}"));
+    let f = sc.flows[0];
+    assert_eq!(
+        f.kind,
+        FlowKind::UdpPoisson {
+            rate_bps: 100_000_000,
+            min_bytes: 64,
+            max_bytes: 1500,
+            duration: 5 * MS
+        }
+    );
+    // Expected: the rate times the duration, 100 Mb/s for 5 ms.
+    assert_eq!((f.start, f.bytes), (MS, 62_500));
+    // One size, with or without a unit; `from`/`to`; to the end of the run by default.
+    for size in ["1000", "\"1000B\""] {
+        let sc = parse(&entry("from = [\"h1\", \"h2\"]\nto = \"h0\"", "\"1Gbps\"", size, ""))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(sc.flows.len(), 2);
+        assert!(sc.flows.iter().all(|f| f.kind
+            == FlowKind::UdpPoisson {
+                rate_bps: 1_000_000_000,
+                min_bytes: 1000,
+                max_bytes: 1000,
+                duration: 10 * MS
+            }));
+    }
+    // Errors name the file, the line and the key.
+    let ok = ("pairs = [[\"h0\", \"h1\"]]", "\"100Mbps\"", "[64, 1500]", "");
+    let err =
+        |rate: &str, size: &str, more: &str| parse(&entry(ok.0, rate, size, more)).expect_err("refused").to_string();
+    let cases = [
+        (
+            err(ok.1, "[1500, 64]", ""),
+            "t.toml:10: flows[0].packet_size: the smallest size (1500 bytes) is above the largest (64)",
+        ),
+        (err("0", ok.2, ""), "t.toml:9: flows[0].rate: must be above 0"),
+        (err("\"0Gbps\"", ok.2, ""), "t.toml:9: flows[0].rate: must be above 0"),
+        (
+            err(ok.1, "41", ""),
+            "t.toml:10: flows[0].packet_size: must be 42 bytes (Ethernet, IPv4 and UDP headers) to 4GiB, got 41",
+        ),
+        (
+            err(ok.1, "[\"20B\", 1500]", ""),
+            "t.toml:10: flows[0].packet_size[0]: must be 42 bytes (Ethernet, IPv4 and UDP headers) to 4GiB, got 20",
+        ),
+        (
+            err(ok.1, "[64, 1500, 9000]", ""),
+            "t.toml:10: flows[0].packet_size: expected one size or two, `[smallest, largest]`, got 3 values",
+        ),
+        (
+            err(ok.1, "[64, \"1KQ\"]", ""),
+            "t.toml:10: flows[0].packet_size[1]: expected a size",
+        ),
+        (
+            err(ok.1, ok.2, "jitter = 0.5\n"),
+            "t.toml:11: flows[0].jitter: unknown field `jitter`",
+        ),
+        (
+            err(ok.1, ok.2, "duration = 0\n"),
+            "t.toml:11: flows[0].duration: the source would run for no time",
+        ),
+        (
+            err(ok.1, ok.2, "start = \"10ms\"\n"),
+            "t.toml:11: flows[0].start: the source would run for no time",
+        ),
+    ];
+    for (e, want) in cases {
+        assert!(e.starts_with(want), "{e}\nwanted {want}");
+    }
+}
