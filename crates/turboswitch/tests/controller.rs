@@ -5,7 +5,7 @@
 use tandem_turboswitch::config::{CoreConfig, Mode, SwitchConfig};
 use tandem_turboswitch::model::common::MIX;
 use tandem_turboswitch::model::controller::run_setup;
-use tandem_turboswitch::model::sim::{run, Phase, SimConfig};
+use tandem_turboswitch::model::kernel::{run, Phase, SimConfig};
 use tandem_turboswitch::nf;
 use tandem_turboswitch::types::{MS, US};
 

@@ -4,8 +4,8 @@
 
 use tandem_turboswitch::config::Mode;
 use tandem_turboswitch::model::common::base;
+use tandem_turboswitch::model::kernel::{run, Phase};
 use tandem_turboswitch::model::servers::{per_server_gbps, Approach, EXAMPLE_LATENCY};
-use tandem_turboswitch::model::sim::{run, Phase};
 use tandem_turboswitch::nf;
 use tandem_turboswitch::types::US;
 

@@ -9,7 +9,7 @@
 //! holds about `buffer / parking time` of payload, parking time being ~1.1-1.5 x L in this mode.
 
 use super::common::base;
-use super::sim::{run as simulate, Phase, SimConfig, SimResult};
+use super::kernel::{run as simulate, Phase, SimConfig, SimResult};
 use crate::config::Mode;
 use crate::nf;
 use crate::types::{Time, US};

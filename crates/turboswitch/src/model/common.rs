@@ -1,6 +1,6 @@
 //! Helpers shared by the experiments: the base configuration, statistics and CSV formatting.
 
-use super::sim::{Phase, SimConfig, SizeDist};
+use super::kernel::{Phase, SimConfig, SizeDist};
 use crate::config::{CoreConfig, Mode, SwitchConfig};
 use crate::nf::NfConfig;
 use crate::types::US;

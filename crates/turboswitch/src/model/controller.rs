@@ -11,7 +11,7 @@
 //! parking time, the copies per payload and the queue are measured.
 
 use super::common::{base, correlation, falling_pairs};
-use super::sim::{run as simulate, Phase, SimConfig, SimResult};
+use super::kernel::{run as simulate, Phase, SimConfig, SimResult};
 use crate::config::Mode;
 use crate::nf;
 use crate::types::{Time, MS, US};

@@ -1,5 +1,5 @@
-//! A port's egress with two strict-priority lanes, shared by the experiments' model
-//! (`model::sim`) and the kernel-hosted switch (`model::placed`): entries wait in their lane,
+//! A port's egress with two strict-priority lanes, the internal ports of the kernel-hosted
+//! switch (`model::placed`): entries wait in their lane,
 //! the high lane is served first, one entry is on the wire at a time.
 
 use crate::core::Lane;

@@ -10,7 +10,7 @@
 //! sizes (128-1500 B) at 90 Gb/s.
 
 use super::common::{base, thin, MIX};
-use super::sim::{run as simulate, Phase, SimConfig, SimResult, SizeDist};
+use super::kernel::{run as simulate, Phase, SimConfig, SimResult, SizeDist};
 use crate::config::Mode;
 use crate::nf;
 use crate::types::{Time, MS, US};
@@ -139,7 +139,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
             r.nf_latency.p99,
             r.payload_latency.mean,
             r.payload_latency.p99,
-            r.e2e.mean,
+            r.e2e_mean_us,
             r.passes_per_payload,
             r.copies_per_split
         ));

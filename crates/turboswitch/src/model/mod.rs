@@ -1,16 +1,18 @@
-//! The simulation model (an event-driven switch + NF around the sans-IO core) and the
-//! experiments behind `tandem reproduce turbo-*`. The only module that uses `tandem-sim`
-//! (for the experiment harness and plots).
+//! The simulation model (the switch program with its NF server and recirculation ports as a
+//! switch of `tandem-sim`'s kernel, [`placed`]) and the experiments behind
+//! `tandem reproduce turbo-*`, which run it on the kernel ([`kernel`]). The only module that
+//! uses `tandem-sim`.
 
 pub mod capacity;
 pub mod common;
 pub mod controller;
+pub mod kernel;
 pub mod lanes;
 pub mod latency;
 pub mod placed;
+pub mod record;
 pub mod selfclock;
 pub mod servers;
-pub mod sim;
 
 use tandem_sim::experiment::Experiment;
 

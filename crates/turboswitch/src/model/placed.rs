@@ -13,11 +13,12 @@
 //! `through = "to_hosts" | "from_hosts"`) is processed by the NF server before it goes on, and
 //! the [`TurboSwitch`] program decides how: whole to the NF, or split with the payload parked
 //! in the switch. The NF server, the NF port and its link back, and the recirculation ports are
-//! inside the switch model, as in the experiments' model (`model::sim`): each is a queue
+//! inside the switch model (the experiments run on this model too, [`super::kernel`]): each is a queue
 //! serialised byte-exactly at `port_bps` with its lanes (headers before whole packets;
 //! fast lane before parking lane), the NF and recirculation queues share `buffer_bytes`, a part
 //! coming back reaches ingress `pipeline_latency` later, and copies mode samples the parking
-//! queues every `stats_period` and tells the program `stats_delay` later. A merged (or whole)
+//! queues every `stats_period` (on a grid of that period, while anything is in the system) and
+//! tells the program `stats_delay` later. A merged (or whole)
 //! packet then takes the switch's tables, routing and egress queue, on the simulator's kernel.
 //! A packet lost in the system (buffer full, slot reclaimed) is dropped with its reason in
 //! drops.csv at the port it came in on. The NF's random latency draws come from the scenario
@@ -27,6 +28,7 @@
 //! the experiments' NF, fed open-loop traffic).
 
 use super::lanes::LanedQueue;
+use super::record::Recorder;
 use crate::config::{CoreConfig, Mode, SwitchConfig};
 use crate::core::{Action, DropReason, Event, Lane, NfPacket, TurboSwitch};
 use crate::nf::{self, Nf, NfConfig, LINK_BPS};
@@ -199,10 +201,10 @@ impl Placement for TorPlacement {
 /// What is queued on an internal port.
 #[derive(Debug, Clone, Copy)]
 enum What {
-    /// Toward the NF or back from it.
-    Nf(NfPacket),
-    /// A parked payload.
-    Payload(Tag),
+    /// Toward the NF or back from it, of a packet.
+    Nf(NfPacket, PacketId),
+    /// A parked payload of a packet.
+    Payload(Tag, PacketId),
     /// A filler copy.
     Copy,
 }
@@ -213,6 +215,8 @@ struct Entry {
     bytes: u32,
     /// When it first left for the NF (NF latency start).
     t0: Time,
+    /// When it joined its current queue.
+    enq: Time,
 }
 
 /// An internal port: the NF port, the NF's link back, or a recirculation port.
@@ -300,6 +304,7 @@ pub struct TurboTor {
     sampling: bool,
     actions: Vec<Action>,
     stats: TorStats,
+    recorder: Option<Box<Recorder>>,
 }
 
 impl TurboTor {
@@ -325,7 +330,20 @@ impl TurboTor {
             sampling: false,
             actions: Vec::new(),
             stats: TorStats::default(),
+            recorder: None,
         })
+    }
+
+    /// The same model measuring what the experiments measure into `recorder` (which also
+    /// keeps the parking queues sampled until the end of its window).
+    pub fn with_recorder(mut self, recorder: Recorder) -> TurboTor {
+        self.recorder = Some(Box::new(recorder));
+        self
+    }
+
+    /// What the recorder measured, if the model has one.
+    pub fn recorder(&self) -> Option<&Recorder> {
+        self.recorder.as_deref()
     }
 
     /// The program's counters.
@@ -368,6 +386,9 @@ impl TurboTor {
     fn lose(&mut self, cx: &mut SwitchCtx<'_>, pkt: PacketId, reason: DropReason) {
         if let Some(h) = self.held.remove(&pkt.0) {
             self.stats.lost += 1;
+            if let Some(r) = &mut self.recorder {
+                r.lost(reason);
+            }
             cx.drop(h.in_port, h.pkt, reason.name());
         }
     }
@@ -376,10 +397,14 @@ impl TurboTor {
         let now = cx.now;
         match a {
             Action::ToNf { part, pkt, bytes, lane } => {
+                if let (NfPacket::Split(_), Some(r)) = (part, &mut self.recorder) {
+                    r.split(now, pkt);
+                }
                 let e = Entry {
-                    what: What::Nf(part),
+                    what: What::Nf(part, pkt),
                     bytes,
                     t0: now,
+                    enq: now,
                 };
                 if !self.enqueue(cx, NF_DOWN, lane, e) {
                     self.lose(cx, pkt, DropReason::BufferFull(crate::core::QueueKind::Nf));
@@ -393,28 +418,45 @@ impl TurboTor {
                 lane,
             } => {
                 let e = Entry {
-                    what: What::Payload(tag),
+                    what: What::Payload(tag, pkt),
                     bytes,
                     t0: now,
+                    enq: now,
                 };
                 if !self.enqueue(cx, RECIRC0 + usize::from(port), lane, e) {
                     self.lose(cx, pkt, DropReason::BufferFull(crate::core::QueueKind::Recirc));
                 }
             }
             Action::Copies { port, bytes, count } => {
+                if let Some(r) = &mut self.recorder {
+                    r.copies(now, count);
+                }
                 let e = Entry {
                     what: What::Copy,
                     bytes,
                     t0: now,
+                    enq: now,
                 };
                 for k in 0..count {
                     if !self.enqueue(cx, RECIRC0 + usize::from(port), Lane::Normal, e) {
-                        self.stats.copies_refused += u64::from(count - k);
+                        let refused = u64::from(count - k);
+                        self.stats.copies_refused += refused;
+                        if let Some(r) = &mut self.recorder {
+                            r.copies_refused(refused);
+                        }
                         break;
                     }
                 }
             }
-            Action::Emit { pkt, parked_for, .. } => {
+            Action::Emit {
+                pkt,
+                parked_for,
+                passes,
+                ..
+            } => {
+                if let Some(r) = &mut self.recorder {
+                    r.emitted(now, pkt, parked_for, passes);
+                }
                 if let Some(t) = parked_for {
                     self.stats.park_sum += u128::from(t);
                     self.stats.park_n += 1;
@@ -424,11 +466,14 @@ impl TurboTor {
                     cx.forward(h.in_port, h.pkt);
                 }
             }
-            Action::Drop { reason, pkt } => {
-                if let Some(p) = pkt {
-                    self.lose(cx, p, reason);
+            Action::Drop { reason, pkt } => match pkt {
+                Some(p) => self.lose(cx, p, reason),
+                None => {
+                    if let Some(r) = &mut self.recorder {
+                        r.part_drop(reason);
+                    }
                 }
-            }
+            },
             Action::WakeAt(t) => self.defer(cx, t, Deferred::Wake),
         }
     }
@@ -446,8 +491,11 @@ impl TurboTor {
             }
             self.buffer += b;
             self.stats.peak_buffer = self.stats.peak_buffer.max(self.buffer);
+            if let Some(r) = &mut self.recorder {
+                r.buffer_peak(self.buffer);
+            }
         }
-        p.q.push(lane, e, e.bytes);
+        p.q.push(lane, Entry { enq: cx.now, ..e }, e.bytes);
         if !p.q.is_busy() {
             self.start_tx(cx, i);
         }
@@ -458,13 +506,16 @@ impl TurboTor {
         let Some(p) = self.ports.get_mut(i) else {
             return;
         };
-        let Some((_, _, b)) = p.q.start() else {
+        let Some((lane, e, b)) = p.q.start() else {
             return;
         };
         let b = u64::from(b);
         let (buffered, bps) = (p.buffered, p.bps);
         if buffered {
             self.buffer -= b;
+        }
+        if let (What::Payload(_, pkt), true, Some(r)) = (e.what, i >= RECIRC0 && lane == 1, &mut self.recorder) {
+            r.park_wait(cx.now, pkt, e.enq);
         }
         let done = cx.now + tx_time(b, bps).max(1);
         self.defer(cx, done, Deferred::TxDone(i));
@@ -488,14 +539,17 @@ impl TurboTor {
                 }
                 self.defer(cx, done, Deferred::NfDone(e));
             }
-            (NF_UP, What::Nf(part)) => {
+            (NF_UP, What::Nf(part, pkt)) => {
+                if let Some(r) = &mut self.recorder {
+                    r.nf_back(back, pkt, e.t0);
+                }
                 let lat = back - e.t0;
                 self.stats.nf_sum += u128::from(lat);
                 self.stats.nf_n += 1;
                 self.stats.nf_max = self.stats.nf_max.max(lat);
                 self.defer(cx, back, Deferred::Ingress(Event::FromNf { part, bytes: e.bytes }));
             }
-            (_, What::Payload(tag)) => {
+            (_, What::Payload(tag, _)) => {
                 self.defer(cx, back, Deferred::Ingress(Event::PayloadBack { tag, bytes: e.bytes }));
             }
             (_, What::Copy) => self.defer(cx, back, Deferred::Ingress(Event::CopyBack)),
@@ -508,27 +562,48 @@ impl TurboTor {
 
     fn sample(&mut self, cx: &mut SwitchCtx<'_>) {
         let now = cx.now;
+        let copies = self.cfg.core.mode == Mode::Copies;
         let mut busy = !self.held.is_empty();
+        let mut total = 0;
         for r in 0..usize::from(self.cfg.core.recirc_ports) {
             let p = &self.ports[RECIRC0 + r];
+            // The controller sees the whole port queue: parking lane and fast lane.
             let parking = p.q.waiting_bytes();
+            total += parking;
             busy |= parking > 0 || p.q.is_busy();
-            self.defer(
-                cx,
-                now + self.cfg.switch.stats_delay,
-                Deferred::Ingress(Event::QueueStats {
-                    port: r as u16,
-                    bytes: parking,
-                    sampled_at: now,
-                }),
-            );
+            if copies {
+                self.defer(
+                    cx,
+                    now + self.cfg.switch.stats_delay,
+                    Deferred::Ingress(Event::QueueStats {
+                        port: r as u16,
+                        bytes: parking,
+                        sampled_at: now,
+                    }),
+                );
+            }
+        }
+        let next = now + self.cfg.switch.stats_period;
+        if let Some(r) = &mut self.recorder {
+            r.sample(now, total, self.core.target_delay());
+            busy |= next < r.config().end;
         }
         // Sample while anything is in the system; the next packet restarts it.
         if busy {
-            self.defer(cx, now + self.cfg.switch.stats_period, Deferred::Sample);
+            self.defer(cx, next, Deferred::Sample);
         } else {
             self.sampling = false;
         }
+    }
+
+    /// Starts sampling at the next multiple of `stats_period` unless it runs.
+    fn start_sampling(&mut self, cx: &mut SwitchCtx<'_>) {
+        if self.sampling || (self.cfg.core.mode != Mode::Copies && self.recorder.is_none()) {
+            return;
+        }
+        self.sampling = true;
+        let at = cx.now.div_ceil(self.cfg.switch.stats_period) * self.cfg.switch.stats_period;
+        self.defer(cx, at, Deferred::Sample);
     }
 }
 
@@ -542,11 +617,10 @@ impl SwitchModel for TurboTor {
         self.next_pkt += 1;
         self.held.insert(id.0, Held { pkt, in_port });
         self.stats.packets += 1;
-        if self.cfg.core.mode == Mode::Copies && !self.sampling {
-            self.sampling = true;
-            let now = cx.now;
-            self.defer(cx, now, Deferred::Sample);
+        if let Some(r) = &mut self.recorder {
+            r.arrival(cx.now, id, bytes);
         }
+        self.start_sampling(cx);
         self.feed(cx, Event::Arrival { pkt: id, bytes });
         Verdict::Consumed
     }

@@ -14,7 +14,7 @@
 //! 92 Gb/s of payload) and the queue is `R_payload x parking time`: linear in the input.
 
 use super::common::{base, linear_fit};
-use super::sim::{run as simulate, Phase, SimConfig, SimResult};
+use super::kernel::{run as simulate, Phase, SimConfig, SimResult};
 use crate::config::{Mode, SwitchConfig};
 use crate::nf;
 use crate::types::{Time, MS, US};

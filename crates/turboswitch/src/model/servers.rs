@@ -21,7 +21,7 @@
 
 use super::capacity::{max_lossless, PORTS};
 use super::common::base;
-use super::sim::{run as simulate, Phase};
+use super::kernel::{run as simulate, Phase};
 use crate::config::Mode;
 use crate::nf::{self, LINK_BPS};
 use crate::types::{Time, US};
