@@ -299,8 +299,9 @@ pub struct TurboTor {
     buffer: u64,
     held: FxHashMap<u64, Held>,
     next_pkt: u64,
-    deferred: FxHashMap<u64, Deferred>,
-    next_token: u64,
+    /// What each pending timer does, by token (a slab: a fired timer's slot is reused).
+    deferred: Vec<Option<Deferred>>,
+    free_tokens: Vec<u64>,
     sampling: bool,
     actions: Vec<Action>,
     stats: TorStats,
@@ -325,8 +326,8 @@ impl TurboTor {
             buffer: 0,
             held: FxHashMap::default(),
             next_pkt: 0,
-            deferred: FxHashMap::default(),
-            next_token: 0,
+            deferred: Vec::new(),
+            free_tokens: Vec::new(),
             sampling: false,
             actions: Vec::new(),
             stats: TorStats::default(),
@@ -357,9 +358,16 @@ impl TurboTor {
     }
 
     fn defer(&mut self, cx: &mut SwitchCtx<'_>, at: Time, d: Deferred) {
-        let token = self.next_token;
-        self.next_token += 1;
-        self.deferred.insert(token, d);
+        let token = match self.free_tokens.pop() {
+            Some(t) => {
+                self.deferred[t as usize] = Some(d);
+                t
+            }
+            None => {
+                self.deferred.push(Some(d));
+                self.deferred.len() as u64 - 1
+            }
+        };
         cx.set_timer(at.max(cx.now), token);
     }
 
@@ -626,7 +634,14 @@ impl SwitchModel for TurboTor {
     }
 
     fn on_timer(&mut self, cx: &mut SwitchCtx<'_>, token: u64) {
-        let Some(d) = self.deferred.remove(&token) else { return };
+        let Some(d) = usize::try_from(token)
+            .ok()
+            .and_then(|t| self.deferred.get_mut(t))
+            .and_then(Option::take)
+        else {
+            return;
+        };
+        self.free_tokens.push(token);
         match d {
             Deferred::TxDone(i) => self.tx_done(cx, i),
             Deferred::NfDone(e) => {
