@@ -74,6 +74,21 @@ pub enum Event {
         /// The pause time.
         duration: Time,
     },
+    /// The link at `port` of `node` fails (`up` false) or comes back (`up` true), both
+    /// directions at once.
+    Link {
+        /// One end's node.
+        node: NodeId,
+        /// Its port.
+        port: u16,
+        /// Whether the link comes back.
+        up: bool,
+    },
+    /// A switch model that asked for it ([`crate::switch::SwitchModel::wants_start`]) starts.
+    ModelStart {
+        /// Switch.
+        node: NodeId,
+    },
     /// Periodic queue sampling.
     Sample,
 }

@@ -29,6 +29,9 @@ pub struct Port {
     /// The switch's model hears when this port goes idle (`SwitchModel::watch_port_idle`):
     /// every transmission then ends by an event.
     pub(crate) notify_idle: bool,
+    /// The link has failed ([`crate::sim::Sim::schedule_link`]): the port sends nothing and
+    /// what is offered to it is dropped (`link-down`).
+    pub(crate) down: bool,
     /// `(rate, ps)`: at `link.rate_bps == rate`, one byte takes exactly `ps` picoseconds
     /// (`ps == 0`: not a whole number; use [`tx_time`]).
     pub(crate) ps_per_byte: (u64, u64),

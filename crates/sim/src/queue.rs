@@ -25,6 +25,9 @@ pub enum DropReason {
     RedEarly,
     /// The switch had no route to the destination.
     NoRoute,
+    /// The port's link was down: the packet was waiting to go out on it, was offered to it,
+    /// or was on the wire when it failed.
+    LinkDown,
     /// A switch model (TCPU, TurboSwitch, ...) dropped it; the text says why.
     Model(&'static str),
 }
@@ -39,6 +42,7 @@ impl DropReason {
             DropReason::BufferThreshold => "buffer-threshold",
             DropReason::RedEarly => "red-early",
             DropReason::NoRoute => "no-route",
+            DropReason::LinkDown => "link-down",
             DropReason::Model(s) => s,
         }
     }
@@ -469,6 +473,22 @@ impl EgressQueues {
         self.stats.tx_bytes += size;
         self.stats.queue_delay_sum += now.saturating_sub(e.enqueued);
         Some(e)
+    }
+
+    /// Drops every packet waiting (the port's link failed), counting each for `r`; their ids
+    /// go to `dropped` for the caller to free.
+    pub fn drop_all(&mut self, buf: &mut SharedBuffer, r: DropReason, dropped: &mut Vec<PacketId>) {
+        for cq in self.classes.iter_mut() {
+            while let Some(e) = cq.q.pop_front() {
+                let size = u64::from(e.size);
+                cq.bytes -= size;
+                self.total_bytes -= size;
+                self.total_packets -= 1;
+                buf.used -= size;
+                self.stats.count_drop(r, e.size);
+                dropped.push(e.pkt);
+            }
+        }
     }
 
     /// Counts a drop decided outside the queue (no route, a model's drop) against this port.

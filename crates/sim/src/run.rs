@@ -102,6 +102,12 @@ pub fn build(sc: &Scenario, out_dir: Option<&Path>) -> Result<Sim, RunError> {
             sample_ports: sc.output.sample_ports.clone(),
         },
     );
+    for f in &sc.failures {
+        sim.schedule_link(f.down, f.at.0, f.at.1, false);
+        if let Some(t) = f.up {
+            sim.schedule_link(t, f.at.0, f.at.1, true);
+        }
+    }
     for placed in &sc.systems {
         for &node in &placed.switches {
             sim.set_switch_queues(node, placed.placement.queues(node, sc.switch.queue));

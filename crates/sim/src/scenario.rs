@@ -101,6 +101,19 @@ pub struct Scenario {
     pub output: OutputConfig,
     /// Systems placed on switches (`[[system]]`), in file order.
     pub systems: Vec<system::PlacedSystem>,
+    /// Links that fail during the run (`[[failures]]`), in file order.
+    pub failures: Vec<LinkFailure>,
+}
+
+/// A link that fails during the run, and may come back (`[[failures]]`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LinkFailure {
+    /// One end of the link: node and port.
+    pub at: (NodeId, u16),
+    /// When it fails.
+    pub down: Time,
+    /// When it comes back, if it does.
+    pub up: Option<Time>,
 }
 
 /// The seed given to the workload generator of `[[flows]]` entry `index`: a SplitMix64 mix of
@@ -320,6 +333,16 @@ struct RawScenario {
     output: RawOutput,
     #[serde(default)]
     system: Vec<toml::Value>,
+    #[serde(default)]
+    failures: Vec<toml::Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFailure {
+    link: (String, String),
+    at: TimeArg,
+    until: Option<TimeArg>,
 }
 
 #[derive(Deserialize, Default)]
@@ -960,6 +983,12 @@ fn build(
         return Err(ctx.err(&[Seg::Key("flows".into())], "more than 2^32 flows"));
     }
     let flows = workload::finalize(flows);
+    let failures = raw
+        .failures
+        .into_iter()
+        .enumerate()
+        .map(|(i, v)| build_failure(ctx, v, &index(&[Seg::Key("failures".into())], i), &topology, duration))
+        .collect::<Result<Vec<_>, _>>()?;
     let ports = |list: &[String], k: &str| -> Result<Vec<(NodeId, u16)>, ScenarioError> {
         list.iter()
             .enumerate()
@@ -984,6 +1013,51 @@ fn build(
         flows,
         output,
         systems,
+        failures,
+    })
+}
+
+/// One `[[failures]]` entry: a link between two named nodes, when it fails, when it comes back.
+fn build_failure(
+    ctx: &Ctx,
+    v: toml::Value,
+    at: &[Seg],
+    topo: &Topology,
+    duration: Time,
+) -> Result<LinkFailure, ScenarioError> {
+    let r: RawFailure = ctx.de(v, at)?;
+    let node = |i: usize, name: &str| {
+        topo.find(name)
+            .ok_or_else(|| ctx.err(&index(&key(at, "link"), i), format!("no node named `{name}`")))
+    };
+    let (a, b) = (node(0, &r.link.0)?, node(1, &r.link.1)?);
+    let port = topo.ports(a).iter().position(|p| p.peer == b).ok_or_else(|| {
+        ctx.err(
+            &key(at, "link"),
+            format!("no link between `{}` and `{}`", r.link.0, r.link.1),
+        )
+    })?;
+    let down = r.at.0;
+    if down >= duration {
+        return Err(ctx.err(
+            &key(at, "at"),
+            format!(
+                "{} is not before the end of the run ({})",
+                fmt_time(down),
+                fmt_time(duration)
+            ),
+        ));
+    }
+    let up = match r.until {
+        Some(TimeArg(t)) if t <= down => {
+            return Err(ctx.err(&key(at, "until"), format!("must be after `at` ({})", fmt_time(down))))
+        }
+        u => u.map(|t| t.0),
+    };
+    Ok(LinkFailure {
+        at: (a, port as u16),
+        down,
+        up,
     })
 }
 

@@ -7,7 +7,7 @@ use crate::packet::{FlowId, NodeId, Packet, PacketId, PacketPool, Proto, L2_L3_H
 pub use crate::port::Port;
 use crate::port::{ps_per_byte, PauseState};
 use crate::queue::{Admission, DropReason, EgressQueues, SharedBuffer};
-use crate::switch::{MatchTable, SwitchCtx, SwitchModel, Verdict};
+use crate::switch::{LinkChange, MatchTable, SwitchCtx, SwitchModel, Verdict};
 use crate::tap::Tap;
 use crate::tcp::{FlowIds, TcpEndpoint, TcpEvent, TcpOutput};
 use crate::time::{tx_time, Time};
@@ -144,6 +144,22 @@ pub struct Sim {
     unscheduled_done: usize,
     /// False: every transmission's end is a scheduled `TxDone` (the tests' reference).
     elide_tx_done: bool,
+    /// Links down now: while 0, no packet pays for looking at its port's link.
+    links_down: u32,
+    /// The datagrams delivered by the flows whose deliveries are logged
+    /// ([`Sim::log_deliveries`]).
+    delivery_logs: Vec<(FlowId, Vec<UdpDelivery>)>,
+}
+
+/// A UDP datagram a logged flow delivered ([`Sim::log_deliveries`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UdpDelivery {
+    /// Its number in its flow, from 0.
+    pub seq: u32,
+    /// When its source sent it.
+    pub sent: Time,
+    /// When its last bit reached the destination.
+    pub arrived: Time,
 }
 
 /// How many events ahead of the one being handled the loop prefetches for (see
@@ -220,6 +236,7 @@ impl Sim {
                     tap: None,
                     pausable: false,
                     notify_idle: false,
+                    down: false,
                     ps_per_byte: ps_per_byte(link.rate_bps),
                 });
             }
@@ -274,6 +291,8 @@ impl Sim {
             far_last_bit: FxHashMap::default(),
             unscheduled_done: 0,
             elide_tx_done: true,
+            links_down: 0,
+            delivery_logs: Vec::new(),
         }
     }
 
@@ -297,9 +316,13 @@ impl Sim {
         } else {
             Vec::new()
         };
+        let start = model.wants_start();
         n.model = Some(model);
         for (peer, port) in peers {
             self.nodes[peer.0 as usize].ports[usize::from(port)].pausable = true;
+        }
+        if start {
+            self.events.push(self.now, Event::ModelStart { node });
         }
     }
 
@@ -377,6 +400,12 @@ impl Sim {
     pub fn model_as<T: SwitchModel>(&self, node: NodeId) -> Option<&T> {
         let m: &dyn std::any::Any = self.model(node)?;
         m.downcast_ref::<T>()
+    }
+
+    /// [`Sim::model_as`], to change (between runs of [`Sim::run_until`]).
+    pub fn model_as_mut<T: SwitchModel>(&mut self, node: NodeId) -> Option<&mut T> {
+        let m: &mut dyn std::any::Any = self.nodes[node.0 as usize].model.as_deref_mut()?;
+        m.downcast_mut::<T>()
     }
 
     /// Runs events up to and including time `until`; returns false when no event is left.
@@ -466,6 +495,9 @@ impl Sim {
     #[inline]
     fn ecmp_choice(&self, node: NodeId, p: &Packet) -> Option<u16> {
         let ports = self.routing.next_ports(node, p.dst);
+        if self.links_down > 0 {
+            return self.ecmp_live(node, p, ports);
+        }
         match ports.len() {
             0 => None,
             1 => Some(ports[0]),
@@ -481,6 +513,127 @@ impl Sim {
     #[inline(never)]
     fn port_idle(&mut self, node: NodeId, port: u16) {
         self.with_model(node, |m, cx| m.on_port_idle(cx, port));
+    }
+
+    /// The link at `port` of `node` fails (`up` false) or comes back (`up` true) at `at`, both
+    /// directions at once. While it is down, a frame on it when it failed or sent onto it since
+    /// is lost at the far end, packets waiting at either end are dropped when it fails and
+    /// packets offered to either end's port after, all with reason `link-down`; a switch no
+    /// longer picks the port among equal-cost next hops (a flow whose port failed moves to
+    /// another by its hash; the others stay), and a switch left without a live next hop drops
+    /// with `no-route` (routes are not recomputed: a switch that does not see the failure
+    /// keeps sending into it). Every switch model hears the change
+    /// ([`SwitchModel::on_link_change`]). A frame that was on the wire when its link failed
+    /// and would arrive after the link came back is delivered.
+    pub fn schedule_link(&mut self, at: Time, node: NodeId, port: u16, up: bool) {
+        self.events.push(at.max(self.now), Event::Link { node, port, up });
+    }
+
+    /// Keeps every datagram UDP flow `flow` delivers from now on, for an experiment that looks
+    /// at packets one by one (a source's datagrams are bounded by its rate and duration).
+    pub fn log_deliveries(&mut self, flow: FlowId) {
+        if !self.delivery_logs.iter().any(|l| l.0 == flow) {
+            self.delivery_logs.push((flow, Vec::new()));
+        }
+    }
+
+    /// The datagrams flow `flow` delivered since [`Sim::log_deliveries`], in order of arrival.
+    pub fn deliveries(&self, flow: FlowId) -> &[UdpDelivery] {
+        self.delivery_logs
+            .iter()
+            .find(|l| l.0 == flow)
+            .map_or(&[], |l| l.1.as_slice())
+    }
+
+    /// Logs a datagram of a flow whose deliveries are logged (off the hot path).
+    #[cold]
+    #[inline(never)]
+    fn log_delivery(&mut self, flow: FlowId, d: UdpDelivery) {
+        if let Some(l) = self.delivery_logs.iter_mut().find(|l| l.0 == flow) {
+            l.1.push(d);
+        }
+    }
+
+    /// Whether the link at `port` of `node` is down now.
+    pub fn link_down(&self, node: NodeId, port: u16) -> bool {
+        self.nodes
+            .get(node.0 as usize)
+            .and_then(|n| n.ports.get(usize::from(port)))
+            .is_some_and(|p| p.down)
+    }
+
+    /// A link fails or comes back (rare: off the hot path).
+    #[cold]
+    #[inline(never)]
+    fn link_change(&mut self, node: NodeId, port: u16, up: bool) {
+        let Some(p) = self
+            .nodes
+            .get(node.0 as usize)
+            .and_then(|n| n.ports.get(usize::from(port)))
+        else {
+            return;
+        };
+        if p.down != up {
+            return; // no change
+        }
+        let (peer, peer_port) = (p.peer, p.peer_port);
+        let mut dropped = Vec::new();
+        for (n, q) in [(node, port), (peer, peer_port)] {
+            let n = &mut self.nodes[n.0 as usize];
+            let p = &mut n.ports[usize::from(q)];
+            p.down = !up;
+            if !up {
+                p.queues.drop_all(&mut n.buffer, DropReason::LinkDown, &mut dropped);
+            }
+        }
+        for pkt in dropped {
+            self.pool.remove(pkt);
+        }
+        if up {
+            self.links_down -= 1;
+        } else {
+            self.links_down += 1;
+        }
+        let change = LinkChange {
+            a: (node, port),
+            b: (peer, peer_port),
+            up,
+        };
+        for i in 0..self.nodes.len() {
+            if self.nodes[i].model.is_some() {
+                self.with_model(NodeId(i as u32), |m, cx| m.on_link_change(cx, change));
+            }
+        }
+    }
+
+    /// Drops `pkt`, arriving on `port` of `node`, if that port's link is down (it was on the
+    /// wire when the link failed); false when the link is up.
+    #[cold]
+    #[inline(never)]
+    fn lost_on_link(&mut self, node: NodeId, port: u16, pkt: PacketId) -> bool {
+        let p = &mut self.nodes[node.0 as usize].ports[usize::from(port)];
+        if !p.down {
+            return false;
+        }
+        let size = self.pool.remove(pkt).size;
+        p.queues.count_external_drop(DropReason::LinkDown, size);
+        true
+    }
+
+    /// [`Sim::ecmp_choice`] while links are down: the flow's port if its link is up, else one
+    /// of the live ports by the flow's hash; `None` when none is live.
+    #[cold]
+    #[inline(never)]
+    fn ecmp_live(&self, node: NodeId, p: &Packet, ports: &[u16]) -> Option<u16> {
+        let n = &self.nodes[node.0 as usize];
+        let live = |q: u16| n.ports.get(usize::from(q)).is_some_and(|x| !x.down);
+        let h = ecmp_hash(p.flow, node);
+        let first = *ports.get((h % ports.len().max(1) as u64) as usize)?;
+        if live(first) {
+            return Some(first);
+        }
+        let alive: Vec<u16> = ports.iter().copied().filter(|&q| live(q)).collect();
+        alive.get((h % alive.len().max(1) as u64) as usize).copied()
     }
 
     /// An 802.3x PAUSE reaches `port` of `node` (rare: off the hot path).
@@ -529,6 +682,10 @@ impl Sim {
                 self.with_model(node, |m, cx| m.on_timer(cx, token));
             }
             Event::Pause { node, port, duration } => self.pause(node, port, duration),
+            Event::Link { node, port, up } => self.link_change(node, port, up),
+            Event::ModelStart { node } => {
+                self.with_model(node, |m, cx| m.on_start(cx));
+            }
             Event::Sample => self.sample(),
         }
     }
@@ -611,6 +768,15 @@ impl Sim {
             self.pool.remove(pkt);
             return;
         };
+        if p.down {
+            let size = self.pool.remove(pkt).size;
+            p.queues.count_external_drop(DropReason::LinkDown, size);
+            if p.notify_idle && !p.busy {
+                // A model that hands the port one frame at a time hears it free at once.
+                self.events.push(now, Event::TxDone { node, port });
+            }
+            return;
+        }
         let adm = p
             .queues
             .enqueue(pkt, self.pool.get_mut(pkt), last_bit, now, &mut n.buffer);
@@ -779,6 +945,9 @@ impl Sim {
     }
 
     fn arrive(&mut self, node: NodeId, port: u16, pkt: PacketId, last_bit: Time) {
+        if self.links_down > 0 && self.lost_on_link(node, port, pkt) {
+            return;
+        }
         if self.nodes[node.0 as usize].kind == NodeKind::Host {
             let p = self.pool.remove(pkt);
             self.host_receive(node, p);
@@ -1185,6 +1354,14 @@ impl Sim {
                 f.result.delivered += u64::from(p.payload);
                 f.result.rx_packets += 1;
                 f.result.delay_sum += now.saturating_sub(p.created);
+                if !self.delivery_logs.is_empty() {
+                    let d = UdpDelivery {
+                        seq: p.seq,
+                        sent: p.created,
+                        arrived: now,
+                    };
+                    self.log_delivery(p.flow, d);
+                }
             }
             Proto::Tcp => {
                 let side = if host == f.spec.dst { 1 } else { 0 };

@@ -232,6 +232,30 @@ impl SwitchCtx<'_> {
     }
 }
 
+/// A link failed or came back (both directions at once): its two ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LinkChange {
+    /// One end: node and port.
+    pub a: (NodeId, u16),
+    /// The other end.
+    pub b: (NodeId, u16),
+    /// Whether the link is up now.
+    pub up: bool,
+}
+
+impl LinkChange {
+    /// `node`'s port on the link, when `node` is one of its ends.
+    pub fn port_of(&self, node: NodeId) -> Option<u16> {
+        if self.a.0 == node {
+            Some(self.a.1)
+        } else if self.b.0 == node {
+            Some(self.b.1)
+        } else {
+            None
+        }
+    }
+}
+
 /// A system's extension of a switch. Every method has a do-nothing default. A model is `Any`
 /// so that whoever attached it can read it back as its own type ([`crate::sim::Sim::model_as`]).
 pub trait SwitchModel: std::any::Any {
@@ -248,6 +272,18 @@ pub trait SwitchModel: std::any::Any {
     /// [`SwitchModel::watch_port_idle`] says so): the moment a device that keeps its own
     /// output buffers, handing the kernel one frame at a time, may hand it the next.
     fn on_port_idle(&mut self, _cx: &mut SwitchCtx<'_>, _port: u16) {}
+    /// A link of the network failed or came back ([`LinkChange::port_of`] says whether it is
+    /// one of this switch's): every model hears every change at the moment it happens, so a
+    /// model decides itself what its switch would learn, and when (the ends' PHYs see it at
+    /// once; a control plane elsewhere by a notice, or by probes that stop coming back).
+    fn on_link_change(&mut self, _cx: &mut SwitchCtx<'_>, _change: LinkChange) {}
+    /// Whether the model wants [`SwitchModel::on_start`] (when attached, at the time it is).
+    fn wants_start(&self) -> bool {
+        false
+    }
+    /// The run starts (or the model was attached later): a model that does something of its own
+    /// accord (sends probes, arms timers) begins here.
+    fn on_start(&mut self, _cx: &mut SwitchCtx<'_>) {}
     /// Whether the model hears [`SwitchModel::on_port_idle`] (each transmission then ends by
     /// an event of its own, which the kernel otherwise leaves out when nothing waits).
     fn watch_port_idle(&self) -> bool {
