@@ -58,9 +58,10 @@
 //! # Testbed and experiments
 //!
 //! [`testbed`] wires Axons (a [`Device`] and its [`ControlPlane`] each) and simple hosts with
-//! links of a rate and a delay and runs them in one deterministic event loop; its experiments
-//! `axon-route-setup` (Table 4.3 route setup rate, ARP-to-first-packet latency) and
-//! `axon-failover` (a link on a stream's path fails) are [`testbed::experiments`].
+//! links of a rate and a delay and runs them in one deterministic event loop, for the control
+//! plane's tests. The experiments, `axon-route-setup` (Table 4.3 route setup rate,
+//! ARP-to-first-packet latency) and `axon-failover` (a link on a stream's path fails) among
+//! them, run on the simulator's kernel ([`model`]).
 //!
 //! Model choices the thesis leaves open: hops are a nibble, so a device has at most 15 ports
 //! (`0xf` is the control plane); a masqueraded MAC is the configured two-byte prefix (U/L bit set)
@@ -94,14 +95,12 @@ pub use crate::config::{ConfigError, DeviceConfig, PauseConfig, PortConfig, MAX_
 pub use crate::control::{ControlAction, ControlConfig, ControlInput, ControlPlane, Topology};
 pub use crate::counters::{Counters, DropReason};
 pub use crate::dataplane::{Action, Device, Event, Upcall};
-/// Every Axon experiment for `tandem reproduce`: the packet-level model's (`axon-latency`,
-/// `axon-bandwidth`, `axon-overhead`, `axon-congestion`) and the testbed's (`axon-route-setup`,
-/// `axon-failover`).
+/// Every Axon experiment for `tandem reproduce` (`axon-latency`, `axon-bandwidth`,
+/// `axon-overhead`, `axon-congestion`, `axon-route-setup`, `axon-failover`), all on the
+/// simulator's kernel.
 #[cfg(feature = "sim")]
 pub fn experiments() -> Vec<tandem_sim::experiment::Experiment> {
-    let mut all = model::experiments();
-    all.extend(testbed::experiments());
-    all
+    model::experiments()
 }
 pub use crate::port::{Neighbor, PortKind, PortState};
 pub use crate::route_memory::{LookupVia, RouteEntry, RouteError, RouteMemory, RouteSlot};

@@ -4,7 +4,7 @@
 
 #![cfg(feature = "sim")]
 
-use tandem_axon::testbed::failover::{run_setup, setups, Detection, EXPERIMENT};
+use tandem_axon::model::failover::{run_setup, setups, Detection, EXPERIMENT};
 
 const US: u64 = 1_000_000;
 

@@ -5,7 +5,7 @@
 #![cfg(feature = "sim")]
 
 use tandem_axon::control::SoftwareDelays;
-use tandem_axon::testbed::route_setup::{bursts, phases_total_ps, run_burst, EXPERIMENT};
+use tandem_axon::model::route_setup::{bursts, phases_total_ps, run_burst, EXPERIMENT};
 
 #[test]
 fn route_setup_rate_follows_the_table_4_3_model() {

@@ -1,16 +1,21 @@
 //! `axon-failover` (beyond the thesis, which leaves fault tolerance to future work): a ring of
 //! four Axons, host S on Axon 1 streams a frame every 10 us to host T on Axon 3, and halfway
 //! through, the link of the stream's path that is not next to S's Axon fails. Two ways of finding
-//! out: every control plane is told at once ([`FailureNotice::Everyone`], topology as
-//! configuration), or nobody is and the Axons at the ends notice the missing probes
-//! ([`crate::control::discovery`], no topology file) and flood it. Measured: the time from the
-//! failure until the first frame sent after it arrives, frames lost, and that nothing is lost
-//! once traffic flows again.
+//! out: every control plane is told at once (the `axon` kind's `link_notice = "everyone"`,
+//! topology as configuration), or nobody is and the Axons at the ends notice the missing probes
+//! (`discovery = true`, [`crate::control::discovery`], no topology file) and flood it. Measured:
+//! the time from the failure until the first frame sent after it arrives, frames lost, and that
+//! nothing is lost once traffic flows again.
+//!
+//! It runs on the simulator's kernel (the `axon` kind of [`super::placed`], the failure a
+//! scheduled link failure, `Sim::schedule_link`); until 2026-11-28 it ran on the testbed's own
+//! loop, whose numbers the Axon page keeps beside these.
 
-use super::layout::{host_ip, LineSpec};
-use super::net::FailureNotice;
+use super::kernel::{axon_network, load};
+use super::placed::AxonSwitch;
 use crate::control::{DiscoveryConfig, Endpoint};
 use tandem_sim::experiment::{write, Experiment, ExperimentCtx, ExperimentError, Kind, Report, Row, Target};
+use tandem_sim::packet::FlowId;
 use tandem_sim::plot::{Axis, Figure, Series};
 
 /// The experiment.
@@ -104,32 +109,54 @@ fn err(e: impl std::fmt::Display) -> ExperimentError {
     ExperimentError(format!("axon-failover: {e}"))
 }
 
-/// Runs one setting.
+/// Runs one setting on the kernel: the ring as a scenario (S = `h1_0` on Axon 1, T = `h3_0` on
+/// Axon 3), one datagram at 1 ms to set the route up, the stream from 3 ms; the failure is
+/// scheduled on the link of S's route next to T's Axon once that route is known.
 pub fn run_setup(s: &Setup) -> Result<Outcome, ExperimentError> {
-    let mut spec = LineSpec::ring(4);
-    spec.ports = 4;
-    let notice = match s.detection {
-        Detection::Notice => FailureNotice::Everyone,
-        Detection::ProbeTimeout(d) => {
-            spec.discovery = Some(d);
-            FailureNotice::Nobody
-        }
+    let (params, notice) = match s.detection {
+        Detection::Notice => (String::from("link_notice = \"everyone\""), true),
+        Detection::ProbeTimeout(d) => (
+            format!(
+                "link_notice = \"none\"\ndiscovery = true\nprobe_interval = \"{}ps\"\nprobe_timeout = \"{}ps\"",
+                d.probe_interval_ps, d.probe_timeout_ps
+            ),
+            false,
+        ),
     };
-    let mut tb = spec.build().map_err(err)?;
-    let src = spec.add_host(&mut tb, 1, 0).map_err(err)?;
-    let dst = spec.add_host(&mut tb, 3, 0).map_err(err)?;
-    let to = host_ip(3, 0);
-    tb.send_at(ARP_PS, src, to, 0);
-    tb.run_until(STREAM_PS);
-    let route = |tb: &super::Testbed| {
-        tb.node(1).and_then(|n| {
-            n.control()
-                .route_to(2, to)
+    let _ = notice;
+    let n = s.stream_ps / s.period_ps.max(1);
+    let end = STREAM_PS + s.stream_ps + 1_000 * US;
+    // One 60-byte frame every `period`: the kernel's rate counts the frame's bytes.
+    let rate = 60 * 8 * 1_000_000_000_000u64 / s.period_ps.max(1);
+    let flows = format!(
+        "[[flows]]\nkind = \"udp_burst\"\npairs = [[\"h1_0\", \"h3_0\"]]\npackets = 1\npacket_size = 60\nrate = \"1Gbps\"\nstart = \"{ARP_PS}ps\"\n\
+         [[flows]]\nkind = \"udp_cbr\"\npairs = [[\"h1_0\", \"h3_0\"]]\nrate = \"{rate}bps\"\npacket_size = 60\nstart = \"{STREAM_PS}ps\"\nduration = \"{}ps\"\n",
+        n * s.period_ps
+    );
+    let sc = load(&axon_network(true, &[1, 0, 1, 0], &params, end, &flows)).map_err(err)?;
+    let mut sim = tandem_sim::run::build(&sc, None).map_err(err)?;
+    let stream = FlowId(1);
+    sim.log_deliveries(stream);
+    let node = |name: &str| sc.topology.find(name).ok_or_else(|| err(format!("no node {name}")));
+    let (a1, t) = (node("a1")?, node("h3_0")?);
+    let s_port = sc.topology.ports(a1).iter().position(|p| sc.topology.is_host(p.peer));
+    let s_port = s_port.ok_or_else(|| err("S is not on Axon 1"))? as u8;
+    let to = tandem_sim::tap::node_ip(t);
+    sim.run_until(STREAM_PS);
+    let route = |sim: &tandem_sim::sim::Sim| {
+        sim.model_as::<AxonSwitch>(a1).and_then(|m| {
+            m.node()
+                .control()
+                .route_to(s_port, to)
                 .map(|r| (r.entry.forward.clone(), r.links.clone()))
         })
     };
-    let (path_before, links) = route(&tb).ok_or_else(|| err("no route after ARP"))?;
-    let cp1 = tb.node(1).ok_or_else(|| err("no axon 1"))?.control();
+    let (path_before, links) = route(&sim).ok_or_else(|| err("no route after ARP"))?;
+    let cp1 = sim
+        .model_as::<AxonSwitch>(a1)
+        .ok_or_else(|| err("no axon 1"))?
+        .node()
+        .control();
     let id = *links.last().ok_or_else(|| err("an empty route"))?;
     let link = cp1
         .topology()
@@ -137,24 +164,18 @@ pub fn run_setup(s: &Setup) -> Result<Outcome, ExperimentError> {
         .get(id.0)
         .copied()
         .ok_or_else(|| err("unknown link"))?;
-    let n = s.stream_ps / s.period_ps.max(1);
-    for k in 0..n {
-        tb.send_at(STREAM_PS + k * s.period_ps, src, to, k + 1);
-    }
+    // Device d is the d-th Axon of the entry: node a{d}.
+    let fail_node = node(&format!("a{}", link.a.device))?;
     let fail_ps = STREAM_PS + s.stream_ps / 2 + 3 * US;
-    tb.fail_link_at(fail_ps, link.a, notice);
-    tb.run_until(STREAM_PS + s.stream_ps + 1_000 * US);
-    let path_after = route(&tb).map(|r| r.0).unwrap_or_default();
-    let h_src = tb.host(src).ok_or_else(|| err("no source"))?;
-    let h_dst = tb.host(dst).ok_or_else(|| err("no target"))?;
-    let arrivals: Vec<Arrival> = h_src
-        .sent
-        .iter()
-        .filter(|(_, seq, _)| *seq >= 1)
-        .map(|&(_, seq, sent_ps)| Arrival {
-            seq,
-            sent_ps,
-            arrived_ps: h_dst.received.iter().find(|d| d.seq == seq).map(|d| d.at_ps),
+    sim.schedule_link(fail_ps, fail_node, u16::from(link.a.port), false);
+    sim.run_until(end);
+    let path_after = route(&sim).map(|r| r.0).unwrap_or_default();
+    let got: std::collections::BTreeMap<u32, u64> = sim.deliveries(stream).iter().map(|d| (d.seq, d.arrived)).collect();
+    let arrivals: Vec<Arrival> = (0..n)
+        .map(|k| Arrival {
+            seq: k + 1,
+            sent_ps: STREAM_PS + k * s.period_ps,
+            arrived_ps: u32::try_from(k).ok().and_then(|k| got.get(&k).copied()),
         })
         .collect();
     let first_after = arrivals
@@ -315,7 +336,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
         reference: "beyond the thesis (fault tolerance is future work in M. Foss, The Axon Ethernet Device, 2010)".into(),
         rows,
         notes: vec![
-            "Testbed: ring of four Axons (1 Gb/s, 500 ns links), S on Axon 1, T on Axon 3, one 60-byte frame every 10 us; the link of S's route next to T's Axon fails in the middle of the stream, 3 us after a send.".into(),
+            "On the simulator's kernel: ring of four Axons (1 Gb/s, 500 ns links, cut-through), S on Axon 1, T on Axon 3, one 60-byte frame every 10 us after one at 1 ms that sets the route up; the link of S's route next to T's Axon fails in the middle of the stream, 3 us after a send; a frame on it then is lost.".into(),
             "notice: both devices see the link go down and every control plane gets LinkDown at once; Axon 1 recomputes S's route over the other side of the ring (route calculation takes no software delay in this model).".into(),
             format!(
                 "probe timeout: no topology file and no notice; probes every {} us, a neighbor silent for {} us is gone, the Axons at both ends withdraw the link from their flooded advertisements, and Axon 1 reroutes when it hears.",

@@ -191,18 +191,7 @@ pub fn run(
     duration_ps: u64,
     warmup_ps: u64,
 ) -> Result<Outcome, String> {
-    let text = scenario_text(topo, p, flows, duration_ps)?;
-    let kinds: [&dyn SystemKind; 1] = [&AxonKind];
-    let sc = Scenario::parse_with_systems(
-        &text,
-        "axon-model",
-        "axon-model",
-        Path::new("."),
-        &[],
-        &Limits::default(),
-        &kinds,
-    )
-    .map_err(|e| e.to_string())?;
+    let sc = load(&scenario_text(topo, p, flows, duration_ps)?)?;
     let mut sim = kernel::build(&sc, None).map_err(|e| e.to_string())?;
     sim.run_until(warmup_ps);
     let warm: Vec<(u64, u64, u64, u64)> = sim
@@ -262,6 +251,61 @@ pub fn run(
         }
     }
     Ok(out)
+}
+
+/// The scenario text of Axons `a1`..`aN` in a line (or a ring, `ring`), their links first
+/// (1 Gb/s, 500 ns: the testbed's), then `hosts[i]` hosts on Axon `i + 1` (`h{axon}_{n}`, each
+/// Axon's together), cut-through, the Axons placed with `axon_params` (TOML keys of the `axon`
+/// kind, one a line), run for `duration_ps`; flows follow in `flows` (TOML `[[flows]]` entries).
+pub fn axon_network(ring: bool, hosts: &[usize], axon_params: &str, duration_ps: u64, flows: &str) -> String {
+    let n = hosts.len();
+    let mut s =
+        format!("name = \"axon-model\"\nseed = 1\nduration = \"{duration_ps}ps\"\n[topology]\nkind = \"graph\"\n");
+    for d in 1..=n {
+        let _ = write!(s, "[[topology.node]]\nname = \"a{d}\"\nkind = \"switch\"\n");
+    }
+    for (i, &k) in hosts.iter().enumerate() {
+        for h in 0..k {
+            let _ = write!(s, "[[topology.node]]\nname = \"h{}_{h}\"\nkind = \"host\"\n", i + 1);
+        }
+    }
+    let link = |s: &mut String, a: &str, b: &str| {
+        let _ = write!(
+            s,
+            "[[topology.link]]\na = \"{a}\"\nb = \"{b}\"\nrate = \"1Gbps\"\ndelay = \"500ns\"\n"
+        );
+    };
+    for d in 1..n {
+        link(&mut s, &format!("a{d}"), &format!("a{}", d + 1));
+    }
+    if ring && n > 2 {
+        link(&mut s, &format!("a{n}"), "a1");
+    }
+    for (i, &k) in hosts.iter().enumerate() {
+        for h in 0..k {
+            link(&mut s, &format!("h{}_{h}", i + 1), &format!("a{}", i + 1));
+        }
+    }
+    let _ = write!(
+        s,
+        "[switch]\nforwarding = \"cut_through\"\n[host_queue]\nlimit_packets = 0\n[output]\nplots = false\n[[system]]\nkind = \"axon\"\nswitches = \"all\"\n{axon_params}\n{flows}"
+    );
+    s
+}
+
+/// Reads a scenario whose systems are Axons (the text of [`axon_network`], say).
+pub fn load(text: &str) -> Result<Scenario, String> {
+    let kinds: [&dyn SystemKind; 1] = [&AxonKind];
+    Scenario::parse_with_systems(
+        text,
+        "axon-model",
+        "axon-model",
+        Path::new("."),
+        &[],
+        &Limits::default(),
+        &kinds,
+    )
+    .map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

@@ -13,11 +13,13 @@
 pub mod bandwidth;
 pub mod common;
 pub mod congestion;
+pub mod failover;
 pub mod kernel;
 pub mod latency;
 pub mod net;
 pub mod overhead;
 pub mod placed;
+pub mod route_setup;
 pub mod topology;
 
 use tandem_sim::experiment::Experiment;
@@ -29,5 +31,7 @@ pub fn experiments() -> Vec<Experiment> {
         bandwidth::EXPERIMENT,
         overhead::EXPERIMENT,
         congestion::EXPERIMENT,
+        route_setup::EXPERIMENT,
+        failover::EXPERIMENT,
     ]
 }

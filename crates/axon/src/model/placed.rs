@@ -46,12 +46,16 @@
 //! Parameters (all optional): `route_slots` (4,096 per host port), `cam_entries` (64 per host
 //! port), `output_buffer_bytes` (32,768 per input port of each output port), `path_slack_hops` (0: shortest paths only; more lets the control plane take the least
 //! loaded path up to that many hops longer), `software_delays` (true: Table 4.3's; false: a
-//! control plane that takes no time), `pause` (true: PAUSE the hosts against self-congestion).
+//! control plane that takes no time), `pause` (true: PAUSE the hosts against self-congestion),
+//! `link_notice` (who learns of a link that fails or comes back, `[[failures]]`: `"ends"`, the
+//! default, the Axons at its ends, device and control plane; `"everyone"`, every Axon's control
+//! plane too; `"none"`, nobody).
 
 use crate::config::DeviceConfig;
 use crate::control::frames::{arp_frame, parse_arp};
 use crate::control::{
-    AxonNode as TopologyAxon, ControlConfig, ControlPlane, DhcpPool, Endpoint, SoftwareDelays, Topology,
+    AxonNode as TopologyAxon, ControlConfig, ControlInput, ControlPlane, DhcpPool, DiscoveryConfig, Endpoint,
+    SoftwareDelays, Topology,
 };
 use crate::dataplane::{Action, Device, Event};
 use crate::node::{AxonNode, NodeOutput, TxDone};
@@ -68,9 +72,10 @@ use tandem_sim::config::{LinkConfig, Marking, QueueConfig, ETHERNET_HEADER};
 use tandem_sim::packet::{FlowId, NodeId, Packet, PacketId, Proto};
 use tandem_sim::scenario::system::{Placement, Site, SystemKind};
 use tandem_sim::scenario::ScenarioError;
-use tandem_sim::switch::{SwitchCtx, SwitchModel, Verdict};
+use tandem_sim::switch::{LinkChange, SwitchCtx, SwitchModel, Verdict};
 use tandem_sim::tap::{frame_bytes, node_ip, node_mac};
 use tandem_sim::time::{tx_time, Time, SEC, US};
+use tandem_sim::units::TimeArg;
 use tandem_wire::arp::{ArpOperation, ArpRepr};
 use tandem_wire::axon::{Packet as AxonPacket, PacketType};
 use tandem_wire::ethernet::Frame;
@@ -106,6 +111,38 @@ struct Params {
     path_slack_hops: usize,
     software_delays: bool,
     pause: bool,
+    link_notice: LinkNotice,
+    discovery: bool,
+    probe_interval: Option<TimeArg>,
+    probe_timeout: Option<TimeArg>,
+}
+
+/// Who learns of a failed (or restored) link (`[[failures]]` in the scenario), and at once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LinkNotice {
+    /// The Axons at its ends: their devices (which drop what they hold for the port) and their
+    /// control planes (which reroute the routes across it). Others learn nothing.
+    Ends,
+    /// Those, and every other Axon's control plane, as when the network reports the failure
+    /// to all (the testbed's `FailureNotice::Everyone`).
+    Everyone,
+    /// Nobody: frames sent onto the dead link are lost.
+    None,
+}
+
+impl Params {
+    /// Probe-based discovery's settings: the defaults, with this entry's probe times.
+    fn discovery_config(&self) -> DiscoveryConfig {
+        let mut d = DiscoveryConfig::default();
+        if let Some(t) = self.probe_interval {
+            d.probe_interval_ps = t.0;
+        }
+        if let Some(t) = self.probe_timeout {
+            d.probe_timeout_ps = t.0;
+        }
+        d
+    }
 }
 
 impl Default for Params {
@@ -118,6 +155,10 @@ impl Default for Params {
             path_slack_hops: 0,
             software_delays: true,
             pause: d.pause.enabled,
+            link_notice: LinkNotice::Ends,
+            discovery: false,
+            probe_interval: None,
+            probe_timeout: None,
         }
     }
 }
@@ -159,8 +200,13 @@ enum Neighbour {
         tries: u32,
         since: Time,
     },
-    /// Resolved to `mac`, set at `updated`.
-    Known { mac: MacAddr, updated: Time },
+    /// Resolved to `mac`, set at `updated`; `asked` when the host first asked for it, if it
+    /// did (not when it learnt the address from a request to it).
+    Known {
+        mac: MacAddr,
+        updated: Time,
+        asked: Option<Time>,
+    },
 }
 
 /// One of the model's own timed steps.
@@ -201,9 +247,24 @@ struct Counters {
     setup_max: Time,
 }
 
-/// One Axon on the kernel: the real node and its hosts' neighbour tables.
+/// An address a host asked for and learnt: the host's port, the address, when the host asked
+/// (its ARP request) and when the answer was in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Resolution {
+    /// The host's port on the Axon.
+    pub port: u8,
+    /// The address asked for.
+    pub ip: Ipv4Addr,
+    /// When the host sent its first ARP request for it.
+    pub asked: Time,
+    /// When the reply's last byte reached the host (the last time it learnt the address).
+    pub resolved: Time,
+}
+
+/// One Axon on the kernel: the real node and its hosts' neighbour tables (an experiment reads
+/// it back with `Sim::model_as`).
 #[derive(Debug, Clone)]
-struct AxonSwitch {
+pub struct AxonSwitch {
     node: AxonNode,
     me: NodeId,
     /// Per port: the host on it, if a host port.
@@ -223,6 +284,12 @@ struct AxonSwitch {
     carried_drop: Option<&'static str>,
     /// Ports whose frame a simulated host took at once: free again now.
     free_now: Vec<u8>,
+    /// Who learns of link changes.
+    notice: LinkNotice,
+    /// Whether the control plane discovers the network by probes (started by the run).
+    discovery: bool,
+    /// The device id of every node that is an Axon of this entry, by node number.
+    devices: Arc<Vec<Option<u64>>>,
     c: Counters,
 }
 
@@ -231,6 +298,17 @@ impl AxonKind {
         let p: Params = site.de(params)?;
         if p.route_slots == 0 {
             return Err(site.error("route_slots", "must be at least 1"));
+        }
+        for (k, v) in [("probe_interval", p.probe_interval), ("probe_timeout", p.probe_timeout)] {
+            match v {
+                Some(_) if !p.discovery => return Err(site.error(k, "needs `discovery = true`")),
+                Some(t) if t.0 == 0 => return Err(site.error(k, "must be above 0")),
+                _ => {}
+            }
+        }
+        let d = p.discovery_config();
+        if p.discovery && d.probe_timeout_ps <= d.probe_interval_ps {
+            return Err(site.error("probe_timeout", "must be longer than the probe interval"));
         }
         Ok(p)
     }
@@ -330,9 +408,11 @@ impl SystemKind for AxonKind {
                 .add_link(a, b)
                 .map_err(|e| site.error("switches", e.to_string()))?;
         }
+        let devices = Arc::new(device);
         let mut switches = Vec::with_capacity(site.switches.len());
         for (i, &sw) in site.switches.iter().enumerate() {
-            let model = build_switch(site, &p, &ctl_topo, i, sw, pools[i])?;
+            let mut model = build_switch(site, &p, &ctl_topo, i, sw, pools[i])?;
+            model.devices = Arc::clone(&devices);
             switches.push((sw, model));
         }
         Ok(Arc::new(AxonPlacement { switches }))
@@ -392,7 +472,14 @@ fn build_switch(
     if !p.software_delays {
         ccfg.delays = SoftwareDelays::none();
     }
-    let cp = ControlPlane::new(ccfg, ctl_topo.clone()).map_err(|e| site.error("switches", format!("`{name}`: {e}")))?;
+    // With discovery the control planes start from nothing and learn the network by probes.
+    let known = if p.discovery {
+        ccfg.discovery = Some(p.discovery_config());
+        Topology::new()
+    } else {
+        ctl_topo.clone()
+    };
+    let cp = ControlPlane::new(ccfg, known).map_err(|e| site.error("switches", format!("`{name}`: {e}")))?;
     let mut node = AxonNode::new(dev, cp, TxDone::Driver);
     let mut hosts = vec![None; ports.len()];
     for (port, pt) in ports.iter().enumerate() {
@@ -449,6 +536,9 @@ fn build_switch(
         carried_verdict: None,
         carried_drop: None,
         free_now: Vec::new(),
+        notice: p.link_notice,
+        discovery: p.discovery,
+        devices: Arc::new(Vec::new()),
         c: Counters::default(),
     })
 }
@@ -515,6 +605,31 @@ impl Placement for AxonPlacement {
 }
 
 impl AxonSwitch {
+    /// The Axon: its device and control plane.
+    pub fn node(&self) -> &AxonNode {
+        &self.node
+    }
+
+    /// Every address a host of this Axon asked for and learnt, by port and address.
+    pub fn resolutions(&self) -> Vec<Resolution> {
+        self.neighbours
+            .iter()
+            .filter_map(|(&(port, ip), n)| match n {
+                Neighbour::Known {
+                    updated,
+                    asked: Some(asked),
+                    ..
+                } => Some(Resolution {
+                    port,
+                    ip,
+                    asked: *asked,
+                    resolved: *updated,
+                }),
+                _ => None,
+            })
+            .collect()
+    }
+
     fn host(&self, port: u16) -> Option<HostPort> {
         self.hosts.get(usize::from(port)).copied().flatten()
     }
@@ -819,15 +934,25 @@ impl AxonSwitch {
             } => {
                 // Linux takes a request's address always, a reply's only if the address it
                 // changes is at least `locktime` old.
-                if let Some(Neighbour::Known { mac: had, updated }) = self.neighbours.get(&(port, ip)) {
+                if let Some(Neighbour::Known { mac: had, updated, .. }) = self.neighbours.get(&(port, ip)) {
                     if reply && *had != mac && at < updated + ARP_LOCKTIME {
                         self.c.replies_ignored += 1;
                         return;
                     }
                 }
-                let old = self
-                    .neighbours
-                    .insert((port, ip), Neighbour::Known { mac, updated: at });
+                let asked = match self.neighbours.get(&(port, ip)) {
+                    Some(Neighbour::Incomplete { since, .. }) => Some(*since),
+                    Some(Neighbour::Known { asked, .. }) => *asked,
+                    None => None,
+                };
+                let old = self.neighbours.insert(
+                    (port, ip),
+                    Neighbour::Known {
+                        mac,
+                        updated: at,
+                        asked,
+                    },
+                );
                 if let Some(Neighbour::Incomplete { waiting, .. }) = old {
                     for pkt in waiting {
                         let p = *cx.pool.get(pkt);
@@ -880,6 +1005,50 @@ impl SwitchModel for AxonSwitch {
 
     fn watch_port_idle(&self) -> bool {
         true
+    }
+
+    fn wants_start(&self) -> bool {
+        self.discovery
+    }
+
+    /// Discovery starts: the control plane's first tick sends the first probes.
+    fn on_start(&mut self, cx: &mut SwitchCtx<'_>) {
+        self.arm_early(cx);
+        self.node.handle_control(cx.now, ControlInput::Tick, &mut self.out);
+        self.apply(cx);
+    }
+
+    /// A link failed or came back: the Axons at its ends hear it on their port (device and
+    /// control plane), and with `link_notice = "everyone"` every other Axon's control plane
+    /// is told too; with `"none"` nobody is.
+    fn on_link_change(&mut self, cx: &mut SwitchCtx<'_>, change: LinkChange) {
+        self.arm_early(cx);
+        match (self.notice, change.port_of(self.me)) {
+            (LinkNotice::None, _) => return,
+            (_, Some(port)) => self.node.on_link(cx.now, port as u8, change.up, &mut self.out),
+            (LinkNotice::Ends, None) => return,
+            (LinkNotice::Everyone, None) => {
+                let device = |(n, _): (NodeId, u16)| self.devices.get(n.0 as usize).copied().flatten();
+                let at = match (device(change.a), device(change.b)) {
+                    (Some(d), _) => Endpoint {
+                        device: d,
+                        port: change.a.1 as u8,
+                    },
+                    (None, Some(d)) => Endpoint {
+                        device: d,
+                        port: change.b.1 as u8,
+                    },
+                    (None, None) => return,
+                };
+                let input = if change.up {
+                    ControlInput::LinkUp { at }
+                } else {
+                    ControlInput::LinkDown { at }
+                };
+                self.node.handle_control(cx.now, input, &mut self.out);
+            }
+        }
+        self.apply(cx);
     }
 
     fn on_timer(&mut self, cx: &mut SwitchCtx<'_>, token: u64) {

@@ -13,12 +13,12 @@
 //! single route gives the ARP-to-first-packet latency against the sum of the four phases
 //! (743 us).
 
-use super::layout::{host_ip, LineSpec};
-use super::net::Testbed;
-use super::HostId;
+use super::kernel::{axon_network, load};
+use super::placed::AxonSwitch;
 use crate::control::SoftwareDelays;
 use tandem_sim::experiment::{write, Experiment, ExperimentCtx, ExperimentError, Kind, Report, Row, Target};
 use tandem_sim::plot::{Axis, Figure, Series};
+use tandem_sim::tap::node_ip;
 use tandem_wire::Ipv4Addr;
 
 /// The experiment.
@@ -32,7 +32,7 @@ pub const EXPERIMENT: Experiment = Experiment {
 /// The thesis's route setup rate (§4.4.2).
 pub const THESIS_ROUTES_PER_S: f64 = 2600.0;
 
-/// When the hosts start asking (after their gratuitous ARPs).
+/// When the hosts start asking (after their gratuitous ARPs): 1 ms.
 const START_PS: u64 = 1_000_000_000;
 
 /// One burst of route setups.
@@ -122,37 +122,61 @@ impl BurstResult {
     }
 }
 
-/// Runs one burst.
+/// How long after the requests a burst may take (the full pair takes about 70 ms).
+const SETTLE_PS: u64 = 500_000_000_000;
+
+/// Runs one burst on the kernel: every source host sends one datagram to every target at once
+/// (each first ARPs: Axon-ARP sets the route up), and the source Axon's neighbour tables say
+/// when each host asked and when the answer came.
 pub fn run_burst(b: &Burst) -> Result<BurstResult, ExperimentError> {
-    let spec = LineSpec::line(b.axons.max(2));
-    let mut tb = spec.build().map_err(|e| ExperimentError(e.to_string()))?;
-    let src = b.source_axon();
-    let mut sources = vec![];
+    let err = |e: String| ExperimentError(format!("axon-route-setup: {e}"));
+    let axons = b.axons.max(2) as usize;
+    let src = b.source_axon() as usize;
+    let hosts: Vec<usize> = (1..=axons)
+        .map(|d| usize::from(if d == src { b.sources } else { b.targets }))
+        .collect();
+    let mut pairs = Vec::new();
     for n in 0..b.sources {
-        sources.push(
-            spec.add_host(&mut tb, src, n)
-                .map_err(|e| ExperimentError(e.to_string()))?,
-        );
-    }
-    let mut targets = vec![];
-    for d in (1..=spec.axons).filter(|d| *d != src) {
-        for n in 0..b.targets {
-            let h = spec
-                .add_host(&mut tb, d, n)
-                .map_err(|e| ExperimentError(e.to_string()))?;
-            targets.push((h, host_ip(d, n)));
+        for d in (1..=axons).filter(|d| *d != src) {
+            for t in 0..b.targets {
+                pairs.push(format!("[\"h{src}_{n}\", \"h{d}_{t}\"]"));
+            }
         }
     }
-    tb.run_until(START_PS);
-    for &s in &sources {
-        for &(_, ip) in &targets {
-            tb.send_at(START_PS, s, ip, 0);
-        }
-    }
-    if !tb.run_until_idle(50_000_000) {
-        return Err(ExperimentError("axon-route-setup: the network did not settle".into()));
-    }
-    let routes = timings(&tb, &sources, &targets);
+    let flows = format!(
+        "[[flows]]\nkind = \"udp_burst\"\npairs = [{}]\npackets = 1\npacket_size = 60\nrate = \"1Gbps\"\nstart = \"{START_PS}ps\"\n",
+        pairs.join(", ")
+    );
+    let sc = load(&axon_network(false, &hosts, "", START_PS + SETTLE_PS, &flows)).map_err(err)?;
+    let mut sim = tandem_sim::run::build(&sc, None).map_err(|e| err(e.to_string()))?;
+    sim.run_until(START_PS + SETTLE_PS);
+    let topo = &sc.topology;
+    let axon = topo
+        .find(&format!("a{src}"))
+        .ok_or_else(|| err("no source Axon".into()))?;
+    let resolutions = sim
+        .model_as::<AxonSwitch>(axon)
+        .ok_or_else(|| err("the source Axon has no model".into()))?
+        .resolutions();
+    let routes: Vec<RouteTiming> = sim
+        .flow_results()
+        .map(|(spec, r, _)| {
+            let (from, to) = (node_ip(spec.src), node_ip(spec.dst));
+            let port = topo.ports(axon).iter().position(|p| p.peer == spec.src);
+            let res = resolutions
+                .iter()
+                .find(|x| Some(usize::from(x.port)) == port && x.ip == to);
+            RouteTiming {
+                from,
+                to,
+                arp_sent_ps: res.map_or(START_PS, |x| x.asked),
+                arp_reply_ps: res.map(|x| x.resolved),
+                // The datagram was made at the start and waited for the reply: its delay runs
+                // from then to its last bit at the target.
+                first_packet_ps: (r.rx_packets > 0).then(|| spec.start + r.delay_sum),
+            }
+        })
+        .collect();
     let last = routes.iter().filter_map(|r| r.arp_reply_ps).max().unwrap_or(START_PS);
     let span_ps = last.saturating_sub(START_PS);
     let done = routes.iter().filter(|r| r.arp_reply_ps.is_some()).count();
@@ -167,28 +191,6 @@ pub fn run_burst(b: &Burst) -> Result<BurstResult, ExperimentError> {
         model_routes_per_s: b.model_routes_per_s(&SoftwareDelays::default()),
         routes,
     })
-}
-
-fn timings(tb: &Testbed, sources: &[HostId], targets: &[(HostId, Ipv4Addr)]) -> Vec<RouteTiming> {
-    let mut v = vec![];
-    for &s in sources {
-        let Some(h) = tb.host(s) else { continue };
-        for &(t, ip) in targets {
-            let arp_sent_ps = h.arp_sent.iter().find(|(i, _)| *i == ip).map_or(START_PS, |x| x.1);
-            let arp_reply_ps = h.arp_resolved.iter().find(|(i, _)| *i == ip).map(|x| x.1);
-            let first_packet_ps = tb
-                .host(t)
-                .and_then(|th| th.received.iter().find(|d| d.from_ip == h.ip).map(|d| d.at_ps));
-            v.push(RouteTiming {
-                from: h.ip,
-                to: ip,
-                arp_sent_ps,
-                arp_reply_ps,
-                first_packet_ps,
-            });
-        }
-    }
-    v
 }
 
 /// The bursts of a full or quick run: the pair, the fan-out, and one unloaded route.
@@ -358,7 +360,7 @@ fn run(ctx: &mut ExperimentCtx<'_>) -> Result<Report, ExperimentError> {
         reference: "M. Foss, The Axon Ethernet Device, MS thesis, Rice 2010: §4.4.2 and Table 4.3".into(),
         rows,
         notes: vec![
-            "Testbed: Axons in a line, 1 Gb/s links of 500 ns; each control plane's processor is one busy resource whose work lasts the Table 4.3 averages (Phase I 161 us, II 216 us, III 168 us, IV 198 us). Hosts answer ARP at once.".into(),
+            "On the simulator's kernel: Axons in a line, 1 Gb/s links of 500 ns, cut-through; each control plane's processor is one busy resource whose work lasts the Table 4.3 averages (Phase I 161 us, II 216 us, III 168 us, IV 198 us). Hosts answer ARP at once.".into(),
             "Rate = routes / (last ARP reply - the moment every host sent its requests). Pair: the target Axon (384 us a route) is the bottleneck; fan-out: targets split over two Axons, the source Axon (359 us a route) is. The thesis takes the greater of the two busy times: 1 / 384 us = 2,604 routes/s.".into(),
             "Why the pair is a little below the model: each processor serves its work in arrival order, so the target Axon does most Phase II work before the Phase III work of the same routes, the source Axon's Phase IV work bunches up at the end (replies 198 us apart) and the burst lasts a few percent longer than the bottleneck's busy time.".into(),
             "ARP to first packet: from a host's ARP request to the arrival of its first data frame (sent as soon as the reply comes) at the target. Under a burst it is dominated by queueing at the busy processors.".into(),
