@@ -562,6 +562,27 @@ impl Sim {
             .is_some_and(|p| p.down)
     }
 
+    /// A model that asked for it starts (rare: off the hot path).
+    #[cold]
+    #[inline(never)]
+    fn model_start(&mut self, node: NodeId) {
+        self.with_model(node, |m, cx| m.on_start(cx));
+    }
+
+    /// Drops `pkt`, offered to `port` of `node` whose link is down (rare: off the hot path).
+    #[cold]
+    #[inline(never)]
+    fn refuse_on_down_link(&mut self, node: NodeId, port: u16, pkt: PacketId) {
+        let now = self.now;
+        let size = self.pool.remove(pkt).size;
+        let p = &mut self.nodes[node.0 as usize].ports[usize::from(port)];
+        p.queues.count_external_drop(DropReason::LinkDown, size);
+        if p.notify_idle && !p.busy {
+            // A model that hands the port one frame at a time hears it free at once.
+            self.events.push(now, Event::TxDone { node, port });
+        }
+    }
+
     /// A link fails or comes back (rare: off the hot path).
     #[cold]
     #[inline(never)]
@@ -683,9 +704,7 @@ impl Sim {
             }
             Event::Pause { node, port, duration } => self.pause(node, port, duration),
             Event::Link { node, port, up } => self.link_change(node, port, up),
-            Event::ModelStart { node } => {
-                self.with_model(node, |m, cx| m.on_start(cx));
-            }
+            Event::ModelStart { node } => self.model_start(node),
             Event::Sample => self.sample(),
         }
     }
@@ -769,13 +788,7 @@ impl Sim {
             return;
         };
         if p.down {
-            let size = self.pool.remove(pkt).size;
-            p.queues.count_external_drop(DropReason::LinkDown, size);
-            if p.notify_idle && !p.busy {
-                // A model that hands the port one frame at a time hears it free at once.
-                self.events.push(now, Event::TxDone { node, port });
-            }
-            return;
+            return self.refuse_on_down_link(node, port, pkt);
         }
         let adm = p
             .queues
