@@ -141,6 +141,18 @@ pub fn check(
             name_ranges(p.switches.iter().map(|&s| t.node(s).name.as_str()))
         );
     }
+    for (i, f) in sc.failures.iter().enumerate() {
+        let (node, port) = f.at;
+        let peer = t.ports(node)[usize::from(port)].peer;
+        let back =
+            f.up.map_or(String::from(", for good"), |u| format!(", back at {}", fmt_time(u)));
+        outln!(
+            "failure[{i}] link {} - {} down at {}{back}",
+            t.node(node).name,
+            t.node(peer).name,
+            fmt_time(f.down)
+        );
+    }
     outln!(
         "memory     {}; limit {} (--max-memory)",
         sc.memory_estimate(),

@@ -184,6 +184,43 @@ fn every_shipped_scenario_checks() {
 }
 
 #[test]
+fn a_failing_link_is_checked_said_and_run() {
+    let s = Scratch::new("sim-failures");
+    let sc = scenario("leafspine-failure.toml");
+    let o = tandem_in(s.path(), &["sim", "check", &sc]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    assert!(
+        out.contains("failure[0] link leaf1 - spine0 down at 20.0 ms, back at 40.0 ms"),
+        "{out}"
+    );
+    let o = tandem_in(
+        s.path(),
+        &["sim", "run", &sc, "--set", "duration=25ms", "--out", "out", "-q"],
+    );
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let drops = std::fs::read_to_string(s.path().join("out/drops.csv")).unwrap();
+    assert!(drops.contains("spine0,0,no-route"), "{drops}");
+    // A link that is not there is the file's error, at its key.
+    let o = tandem_in(
+        s.path(),
+        &[
+            "sim",
+            "check",
+            &sc,
+            "--set",
+            r#"failures=[{link = ["leaf0", "leaf1"], at = "1ms"}]"#,
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("failures[0].link") && err.contains("no link between `leaf0` and `leaf1`"),
+        "{err}"
+    );
+}
+
+#[test]
 fn systems_placed_by_a_scenario_run_and_bad_entries_are_input_errors() {
     let s = Scratch::new("sim-systems");
     let sc = scenario("systems/tcpu-leafspine.toml");
