@@ -113,17 +113,13 @@ fn err(e: impl std::fmt::Display) -> ExperimentError {
 /// Axon 3), one datagram at 1 ms to set the route up, the stream from 3 ms; the failure is
 /// scheduled on the link of S's route next to T's Axon once that route is known.
 pub fn run_setup(s: &Setup) -> Result<Outcome, ExperimentError> {
-    let (params, notice) = match s.detection {
-        Detection::Notice => (String::from("link_notice = \"everyone\""), true),
-        Detection::ProbeTimeout(d) => (
-            format!(
-                "link_notice = \"none\"\ndiscovery = true\nprobe_interval = \"{}ps\"\nprobe_timeout = \"{}ps\"",
-                d.probe_interval_ps, d.probe_timeout_ps
-            ),
-            false,
+    let params = match s.detection {
+        Detection::Notice => String::from("link_notice = \"everyone\""),
+        Detection::ProbeTimeout(d) => format!(
+            "link_notice = \"none\"\ndiscovery = true\nprobe_interval = \"{}ps\"\nprobe_timeout = \"{}ps\"",
+            d.probe_interval_ps, d.probe_timeout_ps
         ),
     };
-    let _ = notice;
     let n = s.stream_ps / s.period_ps.max(1);
     let end = STREAM_PS + s.stream_ps + 1_000 * US;
     // One 60-byte frame every `period`: the kernel's rate counts the frame's bytes.
