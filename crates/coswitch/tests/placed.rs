@@ -97,4 +97,60 @@ fn parameters_are_checked() {
     assert!(e.contains("system[0].upcall: expected a duration"), "{e}");
     let e = load(&[("system[0].table", "200")]).unwrap_err();
     assert!(e.contains("system[0].table: unknown field `table`"), "{e}");
+    let e = load(&[("system[0].approach", "\"physical\"")]).unwrap_err();
+    assert!(
+        e.contains("system[0]") && e.contains("unknown variant `physical`"),
+        "{e}"
+    );
+    let e = load(&[
+        ("system[0].approach", "\"vswitch_only\""),
+        ("system[0].elephant_rules", "\"reactive\""),
+    ])
+    .unwrap_err();
+    assert!(
+        e.contains("system[0].elephant_rules: applies to `approach = \"coswitch\"` only"),
+        "{e}"
+    );
+}
+
+/// The ToR's counters at the end of 600 ms of the rack with `sets`.
+fn counters_after(sets: &[(&str, &str)]) -> BTreeMap<&'static str, f64> {
+    let mut all = vec![("duration", "600ms")];
+    all.extend_from_slice(sets);
+    let sc = load(&all).unwrap();
+    let mut sim = run::build(&sc, None).unwrap();
+    sim.run_until(sc.duration);
+    sim.model(sc.systems[0].switches[0])
+        .unwrap()
+        .system_counters()
+        .into_iter()
+        .collect()
+}
+
+#[test]
+fn the_baselines_put_the_work_where_the_paper_says() {
+    // Vswitch only and static rules: every packet through the vswitch, the ToR's control
+    // plane idle. Physical only: a rule per flow on the ToR, packets that miss take its slow
+    // path, the servers pay no upcalls. CoSwitch with reactive elephant rules: the marked
+    // packets that miss take the slow path too; proactive (the default): none do.
+    let v = counters_after(&[("system[0].approach", "\"vswitch_only\"")]);
+    assert_eq!(
+        (v["elephant_packets"], v["offloaded_flows"], v["switch_cpu_mean"]),
+        (0.0, 0.0, 0.0)
+    );
+    assert!(v["upcalls"] > 0.0 && v["software_packets"] > 0.0);
+    let st = counters_after(&[("system[0].approach", "\"static_rules\"")]);
+    assert_eq!(
+        (st["upcalls"], st["offloaded_flows"], st["switch_cpu_mean"]),
+        (0.0, 0.0, 0.0)
+    );
+    let p = counters_after(&[("system[0].approach", "\"physical_only\"")]);
+    assert!(p["offloaded_flows"] > 0.0 && p["slow_path_packets"] > 0.0, "{p:?}");
+    assert_eq!((p["upcalls"], p["elephant_packets"]), (0.0, 0.0));
+    assert!(p["peak_table_entries"] <= 200.0);
+    let r = counters_after(&[("system[0].elephant_rules", "\"reactive\"")]);
+    assert!(r["slow_path_packets"] > 0.0 && r["elephant_packets"] > 0.0, "{r:?}");
+    let c = counters_after(&[]);
+    assert_eq!(c["slow_path_packets"], 0.0);
+    assert!(c["switch_cpu_mean"] < p["switch_cpu_mean"] && c["server_cpu_mean"] < v["server_cpu_mean"]);
 }

@@ -34,12 +34,22 @@
 //!   the control CPU's, the table fill) and its new threshold reaches every arbiter of the rack
 //!   half a `controller_rtt` later (with `adaptive = false` the threshold stays fixed).
 //!
+//! * **`approach`** puts the paper's baselines in the same place: `"vswitch_only"` (I/O and
+//!   vswitch per packet, an upcall per new flow, no ToR rules), `"physical_only"` (I/O and a
+//!   static-rule vswitch per packet; a ToR rule per flow set up reactively: a packet that
+//!   misses costs the control CPU a `packet_in`, goes on by packet_out when the CPU has done
+//!   it, and is dropped, `switch-cpu`, when it would wait longer than `switch_max_wait`; the
+//!   first miss makes the controller send a flow_mod one `controller_rtt` after the CPU is
+//!   free) and `"static_rules"` (I/O and vswitch per packet, nothing per flow);
+//!   `elephant_rules = "reactive"` sends CoSwitch's marked packets that miss the slow path
+//!   instead of the wildcard rule.
+//!
 //! The simulated packet carries no DSCP field: marking is counted, not written (the real
 //! rewrite is [`crate::marking`], tested on frames). Costs and timeouts default to the
 //! CoSwitch experiments' ([`ServerCosts`], [`SwitchCosts`], [`NetConfig`]).
 
 use super::cpu::CpuQueue;
-use super::network::{NetConfig, ServerCosts, SwitchCosts};
+use super::network::{Approach, ElephantRules, NetConfig, ServerCosts, SwitchCosts};
 use crate::arbiter::{ArbiterConfig, FlowArbiter, Verdict as ArbiterVerdict};
 use crate::prediction::{FlowPrediction, LoadReport, PredictionConfig};
 use crate::types::{Time, MS};
@@ -84,6 +94,10 @@ pub struct RackConfig {
     pub arbiter: ArbiterConfig,
     /// Flow-Prediction.
     pub prediction: PredictionConfig,
+    /// Which switches do the per-flow work (CoSwitch, or one of the paper's baselines).
+    pub approach: Approach,
+    /// How CoSwitch's elephants get their ToR rules.
+    pub elephant_rules: ElephantRules,
 }
 
 impl Default for RackConfig {
@@ -102,8 +116,28 @@ impl Default for RackConfig {
             adaptive: n.adaptive,
             arbiter: n.arbiter,
             prediction: n.prediction,
+            approach: Approach::CoSwitch,
+            elephant_rules: ElephantRules::Proactive,
         }
     }
+}
+
+/// `approach` as a scenario file writes it.
+#[derive(Deserialize, Clone, Copy)]
+#[serde(rename_all = "snake_case")]
+enum RawApproach {
+    Coswitch,
+    VswitchOnly,
+    PhysicalOnly,
+    StaticRules,
+}
+
+/// `elephant_rules` as a scenario file writes it.
+#[derive(Deserialize, Clone, Copy)]
+#[serde(rename_all = "snake_case")]
+enum RawElephantRules {
+    Proactive,
+    Reactive,
 }
 
 /// The parameters as a scenario file writes them.
@@ -130,6 +164,9 @@ struct RawRack {
     flow_add: Option<TimeArg>,
     flow_del: Option<TimeArg>,
     max_flows: Option<SizeArg>,
+    approach: Option<RawApproach>,
+    elephant_rules: Option<RawElephantRules>,
+    packet_in: Option<TimeArg>,
 }
 
 fn read(site: &Site<'_>, params: toml::Value) -> Result<RackConfig, ScenarioError> {
@@ -152,6 +189,22 @@ fn read(site: &Site<'_>, params: toml::Value) -> Result<RackConfig, ScenarioErro
     c.server.arbiter = t(r.arbiter_per_packet, c.server.arbiter);
     c.switch.flow_add = t(r.flow_add, c.switch.flow_add);
     c.switch.flow_del = t(r.flow_del, c.switch.flow_del);
+    c.switch.packet_in = t(r.packet_in, c.switch.packet_in);
+    c.approach = match r.approach {
+        None | Some(RawApproach::Coswitch) => Approach::CoSwitch,
+        Some(RawApproach::VswitchOnly) => Approach::VswitchOnly,
+        Some(RawApproach::PhysicalOnly) => Approach::PhysicalOnly,
+        Some(RawApproach::StaticRules) => Approach::StaticRules,
+    };
+    c.elephant_rules = match r.elephant_rules {
+        None | Some(RawElephantRules::Proactive) => ElephantRules::Proactive,
+        Some(RawElephantRules::Reactive) if c.approach == Approach::CoSwitch => ElephantRules::Reactive,
+        Some(RawElephantRules::Reactive) => {
+            return Err(site.error("elephant_rules", "applies to `approach = \"coswitch\"` only"))
+        }
+    };
+    // Only CoSwitch moves a threshold.
+    c.adaptive &= c.approach == Approach::CoSwitch;
     c.adaptive = r.adaptive.unwrap_or(c.adaptive);
     c.arbiter.idle_timeout = c.vswitch_idle_timeout;
     if let Some(m) = r.max_flows {
@@ -247,6 +300,8 @@ enum Deferred {
     },
     /// The controller's flow_mod for an elephant reaches the ToR.
     FlowMod(u64),
+    /// The control CPU has handled a packet_in: the packet_out sends the packet on.
+    PacketOut { in_port: u16, pkt: PacketId },
     /// A ToR rule may have idled out.
     Expire(u64),
     /// Flow-Prediction's period ends.
@@ -276,8 +331,12 @@ pub struct RackStats {
     pub flow_mods_lost: u64,
     /// Marked packets forwarded by the wildcard rule while their flow had no rule.
     pub wildcard_marked: u64,
-    /// Marked packets forwarded by their flow's rule.
+    /// Packets forwarded by their flow's ToR rule.
     pub rule_hits: u64,
+    /// Packets that missed the ToR's table and took its slow path (packet_in, packet_out).
+    pub slow_path_packets: u64,
+    /// Packets dropped because the control CPU's queue was too long for their packet_in.
+    pub switch_cpu_drops: u64,
     /// Most ToR rules at once.
     pub peak_entries: u64,
     /// Control periods reported.
@@ -378,18 +437,43 @@ impl CoswitchTor {
         self.defer(cx, first, Deferred::Report);
     }
 
-    /// A server core has done a packet's work.
+    /// A server core has done a packet's work: the ToR forwards it by its flow's rule, by a
+    /// wildcard rule, or (a per-flow packet whose rule is missing, reactive control) by its slow
+    /// path: a packet_in on the control CPU, the controller's flow_mod one round trip after
+    /// the CPU is free, the packet sent on by packet_out when the CPU has handled it.
     fn forward(&mut self, cx: &mut SwitchCtx<'_>, in_port: u16, pkt: PacketId, flow: u64, elephant: bool) {
-        if elephant {
+        let per_flow = match self.cfg.approach {
+            Approach::PhysicalOnly => true,
+            Approach::CoSwitch => elephant,
+            Approach::StaticRules | Approach::VswitchOnly => false,
+        };
+        if per_flow {
             match self.table.get_mut(&flow) {
                 Some(last) if *last <= cx.now => {
                     *last = cx.now;
                     self.stats.rule_hits += 1;
                 }
-                _ => self.stats.wildcard_marked += 1,
+                _ if self.cfg.approach == Approach::CoSwitch && self.cfg.elephant_rules == ElephantRules::Proactive => {
+                    self.stats.wildcard_marked += 1;
+                }
+                _ => return self.slow_path(cx, in_port, pkt, flow),
             }
         }
         cx.forward(in_port, pkt);
+    }
+
+    fn slow_path(&mut self, cx: &mut SwitchCtx<'_>, in_port: u16, pkt: PacketId, flow: u64) {
+        let Some(done) = self.switch_cpu.submit(cx.now, self.cfg.switch.packet_in) else {
+            self.stats.switch_cpu_drops += 1;
+            cx.drop(in_port, pkt, "switch-cpu");
+            return;
+        };
+        self.stats.slow_path_packets += 1;
+        if !self.table.contains_key(&flow) && self.pending.insert(flow, ()).is_none() {
+            let at = self.switch_cpu.busy_until() + self.cfg.controller_rtt;
+            self.defer(cx, at, Deferred::FlowMod(flow));
+        }
+        self.defer(cx, done, Deferred::PacketOut { in_port, pkt });
     }
 
     fn flow_mod(&mut self, cx: &mut SwitchCtx<'_>, flow: u64) {
@@ -466,8 +550,18 @@ impl SwitchModel for CoswitchTor {
         let io = c.io_packet + c.io_byte * bytes;
         let ovs = c.ovs_packet + c.ovs_byte * bytes;
         self.stats.packets += 1;
+        let approach = self.cfg.approach;
         let s = &mut self.servers[server];
-        let (cost, elephant, new) = match s.arbiter.on_packet(now, flow) {
+        let verdict = match approach {
+            Approach::CoSwitch => s.arbiter.on_packet(now, flow),
+            _ => ArbiterVerdict::Mouse,
+        };
+        let (cost, elephant, new) = match verdict {
+            // The baselines' vswitch: static rules (no upcall) or reactive per-flow rules.
+            ArbiterVerdict::Mouse if matches!(approach, Approach::StaticRules | Approach::PhysicalOnly) => {
+                self.stats.vswitch_packets += 1;
+                (io + ovs, false, false)
+            }
             ArbiterVerdict::Mouse => {
                 let hit = s
                     .rules
@@ -481,7 +575,8 @@ impl SwitchModel for CoswitchTor {
                     c.upcall
                 };
                 self.stats.vswitch_packets += 1;
-                (c.arbiter + io + ovs + upcall, false, false)
+                let arbiter = if approach == Approach::CoSwitch { c.arbiter } else { 0 };
+                (arbiter + io + ovs + upcall, false, false)
             }
             ArbiterVerdict::Elephant { new, .. } => {
                 self.stats.elephant_packets += 1;
@@ -492,7 +587,8 @@ impl SwitchModel for CoswitchTor {
             self.stats.vswitch_cpu_drops += 1;
             return Verdict::Drop("vswitch-cpu");
         };
-        if new && self.pending.insert(flow, ()).is_none() && !self.table.contains_key(&flow) {
+        let proactive = self.cfg.elephant_rules == ElephantRules::Proactive;
+        if new && proactive && self.pending.insert(flow, ()).is_none() && !self.table.contains_key(&flow) {
             self.defer(cx, now + self.cfg.controller_rtt, Deferred::FlowMod(flow));
         }
         self.defer(
@@ -518,6 +614,7 @@ impl SwitchModel for CoswitchTor {
                 elephant,
             } => self.forward(cx, in_port, pkt, flow, elephant),
             Deferred::FlowMod(flow) => self.flow_mod(cx, flow),
+            Deferred::PacketOut { in_port, pkt } => cx.forward(in_port, pkt),
             Deferred::Expire(flow) => self.expire(cx, flow),
             Deferred::Report => self.report(cx),
             Deferred::Threshold(t) => {
@@ -553,6 +650,8 @@ impl SwitchModel for CoswitchTor {
             ("elephant_packets", s.elephant_packets as f64),
             ("upcalls", s.upcalls as f64),
             ("vswitch_cpu_drops", s.vswitch_cpu_drops as f64),
+            ("slow_path_packets", s.slow_path_packets as f64),
+            ("switch_cpu_drops", s.switch_cpu_drops as f64),
             ("server_cpu_mean", self.busiest_sum / periods),
             ("switch_cpu_mean", self.switch_cpu_sum / periods),
         ]
