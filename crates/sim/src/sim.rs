@@ -1245,6 +1245,7 @@ impl Sim {
             min_bytes,
             max_bytes,
             duration,
+            ..
         } = f.spec.kind
         else {
             return;
@@ -1304,10 +1305,12 @@ impl Sim {
                 min_bytes,
                 max_bytes,
                 duration,
+                packets,
             } => {
                 let (size, gap) = poisson_datagram(self.seed, flow, f.udp_sent, rate_bps, min_bytes, max_bytes);
                 let next = now.saturating_add(gap);
-                (rate_bps, size, next, next >= start.saturating_add(duration))
+                let last = packets > 0 && f.udp_sent + 1 >= u64::from(packets);
+                (rate_bps, size, next, last || next >= start.saturating_add(duration))
             }
             _ => return,
         };

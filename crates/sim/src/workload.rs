@@ -125,6 +125,8 @@ pub enum FlowKind {
         max_bytes: u32,
         /// How long the source sends.
         duration: Time,
+        /// At most this many datagrams (0: as many as `duration` holds).
+        packets: u32,
     },
 }
 
@@ -921,8 +923,43 @@ pub fn udp_poisson(
         min_bytes,
         max_bytes,
         duration,
+        packets: 0,
     };
     udp_flows_of(pairs, start, expected as u64, kind)
+}
+
+/// A [`FlowKind::UdpPoisson`] source from `src` to `dst` of exactly `packets` datagrams of
+/// `bytes` each (a flow of a known size, as a trace gives it), Poisson at `rate_bps` from
+/// `start` on (`duration` unbounded).
+pub fn udp_poisson_packets(
+    src: NodeId,
+    dst: NodeId,
+    rate_bps: u64,
+    bytes: u32,
+    start: Time,
+    packets: u32,
+) -> Result<FlowSpec, WorkloadError> {
+    if packets == 0 {
+        return Err(WorkloadError::new("a flow needs at least 1 packet"));
+    }
+    if rate_bps == 0 {
+        return Err(WorkloadError::new("rate must be above 0"));
+    }
+    if bytes < UDP_MIN_PACKET_BYTES {
+        return Err(WorkloadError::new(format!(
+            "packets must be at least {UDP_MIN_PACKET_BYTES} bytes (Ethernet, IPv4 and UDP headers), got {bytes}"
+        )));
+    }
+    check_pairs(&[(src, dst)])?;
+    let kind = FlowKind::UdpPoisson {
+        rate_bps,
+        min_bytes: bytes,
+        max_bytes: bytes,
+        duration: Time::MAX,
+        packets,
+    };
+    let mut f = udp_flows_of(&[(src, dst)], start, u64::from(packets) * u64::from(bytes), kind)?;
+    f.pop().ok_or_else(|| WorkloadError::new("no flow"))
 }
 
 /// Flows made from a flow-record trace, and what was left out.
@@ -1263,7 +1300,8 @@ mod tests {
                 rate_bps: 8_000_000,
                 min_bytes: 64,
                 max_bytes: 1500,
-                duration: 782 * MS
+                duration: 782 * MS,
+                packets: 0,
             }
         );
         // A half byte of mean size counts: 782.5 bytes at 8 Mb/s.

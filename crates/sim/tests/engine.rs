@@ -535,6 +535,24 @@ fn poisson_udp_offers_its_rate() {
     assert_eq!(spec.bytes, 62_500_000);
 }
 
+/// A Poisson source of a set number of datagrams sends exactly that many, of its size, and
+/// stops; zero datagrams and a size below the headers are refused.
+#[test]
+fn a_poisson_flow_of_n_packets_sends_n() {
+    let topo = Topology::star(2, link(10 * GBPS, US)).unwrap();
+    let h = topo.hosts().to_vec();
+    let f = tandem_sim::workload::udp_poisson_packets(h[0], h[1], GBPS, 500, MS, 37).unwrap();
+    assert_eq!(f.bytes, 37 * 500);
+    let mut sim = plain_sim(&topo, vec![f], 1);
+    sim.run_until(SEC);
+    let (_, r, _) = sim.flow_results().next().unwrap();
+    assert_eq!(r.rx_packets, 37);
+    assert_eq!(r.delivered, 37 * (500 - 42));
+    assert!(r.end.is_some_and(|e| e > MS && e < 2 * MS), "{:?}", r.end);
+    assert!(tandem_sim::workload::udp_poisson_packets(h[0], h[1], GBPS, 500, 0, 0).is_err());
+    assert!(tandem_sim::workload::udp_poisson_packets(h[0], h[1], GBPS, 20, 0, 5).is_err());
+}
+
 /// Runs with the same seed give the same bytes, another seed other datagrams, and a flow's
 /// datagrams stay the same when another flow is added (its draws depend on the seed, its id
 /// and the datagram's number only); a fixed size gives datagrams of that size.

@@ -603,7 +603,8 @@ fn udp_poisson_is_read_and_checked() {
             rate_bps: 100_000_000,
             min_bytes: 64,
             max_bytes: 1500,
-            duration: 5 * MS
+            duration: 5 * MS,
+            packets: 0,
         }
     );
     // Expected: the rate times the duration, 100 Mb/s for 5 ms.
@@ -618,7 +619,8 @@ fn udp_poisson_is_read_and_checked() {
                 rate_bps: 1_000_000_000,
                 min_bytes: 1000,
                 max_bytes: 1000,
-                duration: 10 * MS
+                duration: 10 * MS,
+                packets: 0,
             }));
     }
     // Errors name the file, the line and the key.
