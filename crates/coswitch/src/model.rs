@@ -12,6 +12,7 @@ pub mod cpu;
 pub mod network;
 pub mod placed;
 pub mod profile;
+pub mod record;
 pub mod replay;
 pub mod sweep;
 pub mod traffic;

@@ -1,11 +1,13 @@
-//! `coswitch-adapt --quick`: after the mice double, Flow-Prediction settles within a few
-//! control periods, does not oscillate, and leaves neither side saturated.
+//! `coswitch-adapt` at its full size: after the mice double, Flow-Prediction settles within a
+//! few control periods, does not oscillate, and leaves neither side saturated. (The quick size,
+//! 25 s after the step, is too short for "settled": on the kernel's draws the threshold was
+//! still stepping down, 36 -> 34 -> 32, in its last two periods.)
 
 use tandem_coswitch::model::adapt::{changes, mean, settling_periods, step_runs, StepSetup};
 
 #[test]
 fn the_loop_settles_after_a_step() {
-    let s = StepSetup::new(true);
+    let s = StepSetup::new(false);
     let (lp, _frozen) = step_runs(s).expect("runs");
     let (step, end) = (s.step_at as f64 / 1e12, s.duration as f64 / 1e12);
     let thr: Vec<u32> = lp.samples.iter().map(|x| x.threshold).collect();

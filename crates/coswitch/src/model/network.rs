@@ -2,10 +2,16 @@
 //! virtual switch, one physical OpenFlow ToR with a line-rate data plane, a 2K-entry TCAM and
 //! a weak control CPU, and a controller that sets up rules reactively and runs Flow-Prediction.
 //!
-//! It is an open-loop, packet-level, discrete-event model (picosecond time, `tandem-sim`'s
-//! event queue, whose ties leave in scheduling order): every packet of every flow is an event; CPU work is
-//! served first come first served by [`CpuQueue`]s. What each packet costs depends on the
-//! [`Approach`]:
+//! It runs on the simulator's kernel (since 2026-11-28; before, on an event loop of its own,
+//! whose numbers the CoSwitch page keeps beside these): the servers are hosts, the ToR is the
+//! placed CoSwitch rack ([`super::placed::CoswitchTor`]) with this configuration's approach,
+//! and every flow of the workload is an open-loop Poisson UDP source of its packets
+//! ([`tandem_sim::workload::udp_poisson_packets`]: the first packet one gap after the flow's
+//! start, where the loop sent it at the start) to one sink host, on 100 Gb/s links of no delay
+//! that count packet bytes only, so that only the cores and the control CPU limit the rack. CPU
+//! work is served first come first served by [`CpuQueue`]s; a server's work happens at the
+//! ToR's ingress, a few nanoseconds after the packet left the server. What each packet costs
+//! depends on the [`Approach`]:
 //!
 //! | approach | server (per packet) | physical switch |
 //! |---|---|---|
@@ -32,15 +38,17 @@
 //! slow path; the controller retries at its next packet_in. Work that would wait in a CPU
 //! queue longer than its limit is dropped with a reason.
 
-use super::cpu::CpuQueue;
+use super::placed::{CoswitchTor, RackConfig};
+use super::record::RackRecorder;
 use super::workload::{generate, FlowSpec, Stream};
-use crate::arbiter::{ArbiterConfig, FlowArbiter, Verdict};
-use crate::prediction::{FlowPrediction, LoadReport, PredictionConfig, PredictionConfigError};
-use crate::types::{secs, Time, MS, SEC, US};
-use rand::{Rng, SeedableRng};
-use rand_pcg::Pcg64;
-use rustc_hash::{FxHashMap, FxHashSet};
-use tandem_sim::event::EventQueue;
+use crate::arbiter::ArbiterConfig;
+use crate::prediction::{FlowPrediction, PredictionConfig, PredictionConfigError};
+use crate::types::{Time, MS, SEC, US};
+use tandem_sim::config::{LinkConfig, QueueConfig, SwitchConfig as KernelSwitch, TcpConfig, ETHERNET_HEADER};
+use tandem_sim::packet::NodeId;
+use tandem_sim::sim::{Sim, SimOptions};
+use tandem_sim::topology::Topology;
+use tandem_sim::workload::{self, UDP_MIN_PACKET_BYTES};
 
 /// Which switches do the OpenFlow work.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -367,303 +375,91 @@ impl std::fmt::Display for NetError {
 
 impl std::error::Error for NetError {}
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-enum Ev {
-    Arrival(usize),
-    Packet(usize),
-    AtSwitch(u64),
-    FlowMod(u64),
-    Expire(u64),
-    Report,
-    Threshold(u32),
-}
-
-struct Active {
-    spec: FlowSpec,
-    id: u64,
-    sent: u32,
-    rng: Pcg64,
-}
-
-#[derive(Clone, Copy)]
-struct Rule {
-    last_hit: Time,
-}
-
-struct Server {
-    cpu: CpuQueue,
-    arbiter: FlowArbiter<u64>,
-    ovs: FxHashMap<u64, Time>,
-}
-
 /// Utilization is kept in buckets of this length.
 const BUCKET: Time = 10 * MS;
 
-/// Runs `flows` (in start order) through the testbed.
+/// The rate of every link of the experiments' rack, b/s: fast enough that no link, only the
+/// cores and the control CPU, limits what the rack carries.
+pub const LINK_BPS: u64 = 100_000_000_000;
+
+/// Runs `flows` through the testbed on the simulator's kernel: `servers` hosts and one sink on
+/// a ToR that is the placed CoSwitch rack ([`super::placed::CoswitchTor`], with this
+/// configuration's approach, costs and timeouts), each flow a Poisson UDP source of its
+/// packets from its server to the sink, measured over `[warmup, duration)` by the rack's
+/// recorder ([`super::record`]).
 pub fn run(cfg: &NetConfig, flows: &[FlowSpec]) -> Result<Outcome, NetError> {
-    let mut ctl = FlowPrediction::new(cfg.prediction).map_err(NetError::Prediction)?;
+    FlowPrediction::new(cfg.prediction).map_err(NetError::Prediction)?;
     if cfg.servers == 0 || cfg.duration <= cfg.warmup || cfg.prediction.period < BUCKET {
         return Err(NetError::Config(
             "need servers > 0, duration > warmup and a control period of at least 10 ms".into(),
         ));
     }
-    let mut arbiter_cfg = cfg.arbiter;
-    if cfg.adaptive {
-        arbiter_cfg.threshold = cfg.prediction.initial_threshold;
+    let err = |e: String| NetError::Config(e);
+    let link = LinkConfig {
+        rate_bps: LINK_BPS,
+        delay: 0,
+        framing_overhead: 0,
+        l2_header: ETHERNET_HEADER,
+    };
+    let topo = Topology::star(cfg.servers + 1, link).map_err(|e| err(e.to_string()))?;
+    let sink = NodeId(cfg.servers);
+    let tor = NodeId(cfg.servers + 1);
+    let mut ordered: Vec<&FlowSpec> = flows.iter().collect();
+    ordered.sort_by_key(|f| f.start);
+    let mut specs = Vec::with_capacity(ordered.len());
+    let mut sizes = Vec::with_capacity(ordered.len());
+    for f in ordered.iter().filter(|f| f.packets > 0 && f.start < cfg.duration) {
+        let bytes = f.packet_bytes.max(UDP_MIN_PACKET_BYTES);
+        let rate = (u128::from(bytes) * 8 * u128::from(SEC) / u128::from(f.gap.max(1))).max(1);
+        let rate = u64::try_from(rate).unwrap_or(u64::MAX);
+        let src = NodeId(f.server % cfg.servers);
+        specs.push(
+            workload::udp_poisson_packets(src, sink, rate, bytes, f.start, f.packets)
+                .map_err(|e| err(e.to_string()))?,
+        );
+        sizes.push(f.packets);
     }
-    let mut servers: Vec<Server> = (0..cfg.servers)
-        .map(|_| Server {
-            cpu: CpuQueue::new(cfg.server_max_wait, BUCKET),
-            arbiter: FlowArbiter::new(arbiter_cfg),
-            ovs: FxHashMap::default(),
-        })
-        .collect();
-    let mut sw_cpu = CpuQueue::new(cfg.switch_max_wait, BUCKET);
-    let mut tcam: FxHashMap<u64, Rule> = FxHashMap::default();
-    let mut pending: FxHashSet<u64> = FxHashSet::default();
-    let mut o = Outcome::default();
-    let mut drops: FxHashMap<DropReason, u64> = FxHashMap::default();
-    let mut heap: EventQueue<Ev> = EventQueue::new();
-    let push = |heap: &mut EventQueue<Ev>, t: Time, ev: Ev| heap.push(t, ev);
-    let mut slots: Vec<Option<Active>> = Vec::new();
-    let mut free: Vec<usize> = Vec::new();
-    if let Some(f) = flows.first() {
-        push(&mut heap, f.start, Ev::Arrival(0));
-    }
-    let period = cfg.prediction.period;
-    push(&mut heap, period, Ev::Report);
-    let in_window = |t: Time| t >= cfg.warmup && t < cfg.duration;
-    let (mut occ_area, mut occ_last) = (0u128, cfg.warmup);
-    let mut period_packets = 0u64;
-    let mut rule_samples: Vec<f64> = Vec::new();
-    let reactive_switch = matches!(cfg.approach, Approach::PhysicalOnly | Approach::CoSwitch);
-
-    while let Some((now, ev)) = heap.pop() {
-        if now >= cfg.duration {
-            break;
-        }
-        match ev {
-            Ev::Arrival(i) => {
-                let spec = flows[i];
-                let id = i as u64;
-                let rng = Pcg64::seed_from_u64(cfg.seed ^ id.wrapping_mul(0x9e37_79b9_7f4a_7c15));
-                let a = Active { spec, id, sent: 0, rng };
-                let slot = match free.pop() {
-                    Some(s) => {
-                        slots[s] = Some(a);
-                        s
-                    }
-                    None => {
-                        slots.push(Some(a));
-                        slots.len() - 1
-                    }
-                };
-                push(&mut heap, now, Ev::Packet(slot));
-                if let Some(next) = flows.get(i + 1) {
-                    push(&mut heap, next.start.max(now), Ev::Arrival(i + 1));
-                }
-            }
-            Ev::Packet(slot) => {
-                let Some(a) = slots.get_mut(slot).and_then(Option::as_mut) else {
-                    continue;
-                };
-                a.sent += 1;
-                let (id, spec) = (a.id, a.spec);
-                if a.sent < spec.packets {
-                    let u: f64 = a.rng.random();
-                    let gap = (-(1.0 - u).ln() * spec.gap as f64) as Time;
-                    push(&mut heap, now + gap.max(1), Ev::Packet(slot));
-                } else {
-                    slots[slot] = None;
-                    free.push(slot);
-                }
-                period_packets += 1;
-                if in_window(now) {
-                    o.packets += 1;
-                    o.offered_bytes_per_sec += f64::from(spec.packet_bytes);
-                }
-                let server = &mut servers[(spec.server % cfg.servers) as usize];
-                let c = &cfg.server;
-                let bytes = Time::from(spec.packet_bytes);
-                let io = c.io_packet + c.io_byte * bytes;
-                let ovs = c.ovs_packet + c.ovs_byte * bytes;
-                let ovs_reactive = |server: &mut Server, upcalls: &mut u64| {
-                    let hit = server
-                        .ovs
-                        .get(&id)
-                        .is_some_and(|&last| now.saturating_sub(last) <= cfg.vswitch_idle_timeout);
-                    server.ovs.insert(id, now);
-                    if hit {
-                        0
-                    } else {
-                        *upcalls += u64::from(in_window(now));
-                        c.upcall
-                    }
-                };
-                // (vswitch processing, arbiter, to the switch); I/O is paid by every packet.
-                let (processing, arbiter, to_switch) = match cfg.approach {
-                    Approach::StaticRules => (ovs, 0, false),
-                    Approach::PhysicalOnly => (ovs, 0, true),
-                    Approach::VswitchOnly => (ovs + ovs_reactive(server, &mut o.upcalls), 0, false),
-                    Approach::CoSwitch => match server.arbiter.on_packet(now, id) {
-                        Verdict::Mouse => (ovs + ovs_reactive(server, &mut o.upcalls), c.arbiter, false),
-                        Verdict::Elephant { new, .. } => {
-                            o.elephant_packets += u64::from(in_window(now));
-                            if new && cfg.elephant_rules == ElephantRules::Proactive && pending.insert(id) {
-                                push(&mut heap, now + cfg.controller_rtt, Ev::FlowMod(id));
-                            }
-                            (0, c.arbiter, true)
-                        }
-                    },
-                };
-                let cost = processing + arbiter + io;
-                let done = server.cpu.submit(now, cost);
-                if done.is_some() && in_window(now) {
-                    let split = &mut o.server_cost;
-                    split.io += io;
-                    split.arbiter += arbiter;
-                    if spec.packets >= ELEPHANT_PACKETS {
-                        split.elephants += processing;
-                    } else {
-                        split.mice += processing;
-                    }
-                }
-                match done {
-                    None => *drops.entry(DropReason::VswitchCpu).or_default() += u64::from(in_window(now)),
-                    Some(done) if to_switch => push(&mut heap, done, Ev::AtSwitch(id)),
-                    Some(_) => {}
-                }
-            }
-            Ev::AtSwitch(id) => {
-                if let Some(r) = tcam.get_mut(&id) {
-                    if r.last_hit <= now {
-                        r.last_hit = now;
-                        continue; // forwarded in hardware
-                    }
-                }
-                if cfg.approach == Approach::CoSwitch && cfg.elephant_rules == ElephantRules::Proactive {
-                    o.wildcard_marked += u64::from(in_window(now));
-                    continue; // the wildcard rule for marked traffic
-                }
-                // Slow path: packet_in, packet_out.
-                if sw_cpu.submit(now, cfg.switch.packet_in).is_none() {
-                    *drops.entry(DropReason::SwitchCpu).or_default() += u64::from(in_window(now));
-                    continue;
-                }
-                o.slow_path_packets += u64::from(in_window(now));
-                if !tcam.contains_key(&id) && pending.insert(id) {
-                    let at = sw_cpu.busy_until() + cfg.controller_rtt;
-                    push(&mut heap, at, Ev::FlowMod(id));
-                }
-            }
-            Ev::FlowMod(id) => {
-                pending.remove(&id);
-                let Some(done) = sw_cpu.submit(now, cfg.switch.flow_add) else {
-                    o.flow_mods_lost += u64::from(in_window(now));
-                    continue;
-                };
-                if tcam.len() >= cfg.tcam_entries {
-                    o.table_full += u64::from(in_window(now));
-                    continue;
-                }
-                occupancy(&mut occ_area, &mut occ_last, now, tcam.len(), cfg);
-                // The rule takes effect when the CPU has written it.
-                tcam.insert(id, Rule { last_hit: done });
-                o.tcam_max = o.tcam_max.max(if in_window(now) { tcam.len() } else { 0 });
-                o.switch_installs += u64::from(in_window(now));
-                push(&mut heap, done + cfg.switch_idle_timeout, Ev::Expire(id));
-            }
-            Ev::Expire(id) => {
-                let Some(r) = tcam.get(&id) else { continue };
-                let due = r.last_hit + cfg.switch_idle_timeout;
-                if due > now {
-                    push(&mut heap, due, Ev::Expire(id));
-                    continue;
-                }
-                occupancy(&mut occ_area, &mut occ_last, now, tcam.len(), cfg);
-                tcam.remove(&id);
-                // flow_removed costs the CPU; if its queue is full the message is lost, but
-                // the hardware timeout has freed the entry anyway.
-                let _ = sw_cpu.submit(now, cfg.switch.flow_del);
-            }
-            Ev::Report => {
-                let from = now - period;
-                let (mut busiest, mut rules) = (0.0f64, 0usize);
-                let mut cpu = Vec::with_capacity(servers.len());
-                for s in servers.iter_mut() {
-                    let u = s.cpu.utilization(from, now);
-                    busiest = busiest.max(u);
-                    cpu.push(u);
-                    s.arbiter.expire(now);
-                    s.ovs
-                        .retain(|_, last| now.saturating_sub(*last) <= cfg.vswitch_idle_timeout);
-                    rules = rules.max(s.ovs.len());
-                }
-                if in_window(now) || now == cfg.duration {
-                    rule_samples.push(rules as f64);
-                }
-                let switch_cpu = sw_cpu.utilization(from, now);
-                let report = LoadReport {
-                    vswitch_cpu: cpu,
-                    switch_cpu,
-                    switch_table: if reactive_switch {
-                        tcam.len() as f64 / cfg.tcam_entries.max(1) as f64
-                    } else {
-                        0.0
-                    },
-                };
-                if cfg.adaptive && cfg.approach == Approach::CoSwitch {
-                    if let Some(t) = ctl.on_report(now, &report) {
-                        push(&mut heap, now + cfg.controller_rtt / 2, Ev::Threshold(t));
-                    }
-                }
-                o.samples.push(Sample {
-                    t: secs(now),
-                    threshold: servers[0].arbiter.threshold(),
-                    server_cpu: busiest,
-                    switch_cpu,
-                    tcam: tcam.len(),
-                    pps: period_packets as f64 / secs(period),
-                });
-                period_packets = 0;
-                if now + period <= cfg.duration {
-                    push(&mut heap, now + period, Ev::Report);
-                }
-            }
-            Ev::Threshold(t) => {
-                for s in servers.iter_mut() {
-                    s.arbiter.set_threshold(t);
-                }
-            }
-        }
-    }
-    occupancy(&mut occ_area, &mut occ_last, cfg.duration, tcam.len(), cfg);
-    let window = secs(cfg.duration - cfg.warmup);
-    o.offered_pps = o.packets as f64 / window;
-    o.offered_bytes_per_sec /= window;
-    o.server_cpu = servers
-        .iter()
-        .map(|s| s.cpu.utilization(cfg.warmup, cfg.duration))
-        .fold(0.0, f64::max);
-    o.switch_cpu = sw_cpu.utilization(cfg.warmup, cfg.duration);
-    o.tcam_mean = occ_area as f64 / (cfg.duration - cfg.warmup) as f64;
-    o.vswitch_rules = rule_samples.iter().sum::<f64>() / rule_samples.len().max(1) as f64;
-    let mut d: Vec<(DropReason, u64)> = drops.into_iter().collect();
-    d.sort_by_key(|(r, _)| *r as u8);
-    o.drops = d;
-    o.threshold = servers[0].arbiter.threshold();
-    o.threshold_steps = ctl.steps();
-    o.threshold_reversals = ctl.reversals();
-    Ok(o)
-}
-
-/// Adds the occupancy since the last change, clipped to the measurement window.
-fn occupancy(area: &mut u128, last: &mut Time, now: Time, len: usize, cfg: &NetConfig) {
-    let now = now.clamp(cfg.warmup, cfg.duration);
-    if now > *last {
-        *area += (now - *last) as u128 * len as u128;
-        *last = now;
-    }
+    let unlimited = QueueConfig {
+        limit_packets: 0,
+        limit_bytes: 0,
+        ..QueueConfig::default()
+    };
+    let mut sim = Sim::new(
+        &topo,
+        KernelSwitch {
+            queue: unlimited,
+            ..KernelSwitch::default()
+        },
+        unlimited,
+        TcpConfig::default(),
+        workload::finalize(specs),
+        cfg.seed,
+        SimOptions::default(),
+    );
+    let rack = RackConfig {
+        table_entries: cfg.tcam_entries,
+        server: cfg.server,
+        switch: cfg.switch,
+        rule_idle_timeout: cfg.switch_idle_timeout,
+        vswitch_idle_timeout: cfg.vswitch_idle_timeout,
+        controller_rtt: cfg.controller_rtt,
+        server_max_wait: cfg.server_max_wait,
+        switch_max_wait: cfg.switch_max_wait,
+        adaptive: cfg.adaptive && cfg.approach == Approach::CoSwitch,
+        arbiter: cfg.arbiter,
+        prediction: cfg.prediction,
+        approach: cfg.approach,
+        elephant_rules: cfg.elephant_rules,
+    };
+    let mut host_ports = vec![true; cfg.servers as usize];
+    host_ports.push(false); // the sink's port: traffic from elsewhere
+    let model = CoswitchTor::new(rack, &host_ports).with_recorder(RackRecorder::new(cfg.warmup, cfg.duration, sizes));
+    sim.attach_model(tor, Box::new(model));
+    // Events at the end itself are not run (the experiments' loop stopped before them).
+    sim.run_until(cfg.duration - 1);
+    sim.model_as::<CoswitchTor>(tor)
+        .and_then(|m| m.outcome(cfg.warmup, cfg.duration))
+        .ok_or_else(|| err("the ToR lost its model".into()))
 }
 
 /// Generates the streams' flows (each from its own seed derived from `seed`) and merges them

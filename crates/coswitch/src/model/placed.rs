@@ -50,6 +50,7 @@
 
 use super::cpu::CpuQueue;
 use super::network::{Approach, ElephantRules, NetConfig, ServerCosts, SwitchCosts};
+use super::record::{PacketCost, RackRecorder};
 use crate::arbiter::{ArbiterConfig, FlowArbiter, Verdict as ArbiterVerdict};
 use crate::prediction::{FlowPrediction, LoadReport, PredictionConfig};
 use crate::types::{Time, MS};
@@ -354,12 +355,14 @@ pub struct CoswitchTor {
     table: FxHashMap<u64, Time>,
     pending: FxHashMap<u64, ()>,
     prediction: FlowPrediction,
-    deferred: FxHashMap<u64, Deferred>,
-    next_token: u64,
+    /// What each pending timer does, by token (a slab: a fired timer's slot is reused).
+    deferred: Vec<Option<Deferred>>,
+    free_tokens: Vec<u64>,
     started: bool,
     busiest_sum: f64,
     switch_cpu_sum: f64,
     stats: RackStats,
+    recorder: Option<Box<RackRecorder>>,
 }
 
 impl CoswitchTor {
@@ -396,13 +399,34 @@ impl CoswitchTor {
             table: FxHashMap::default(),
             pending: FxHashMap::default(),
             prediction,
-            deferred: FxHashMap::default(),
-            next_token: 0,
+            deferred: Vec::new(),
+            free_tokens: Vec::new(),
             started: false,
             busiest_sum: 0.0,
             switch_cpu_sum: 0.0,
             stats: RackStats::default(),
+            recorder: None,
         }
+    }
+
+    /// The same rack measuring what the experiments measure into `recorder` (its control
+    /// periods then start with the run, not at the first packet).
+    pub fn with_recorder(mut self, recorder: RackRecorder) -> CoswitchTor {
+        self.recorder = Some(Box::new(recorder));
+        self
+    }
+
+    /// What the recorder measured over `[warmup, duration)`, if the rack has one.
+    pub fn outcome(&self, warmup: Time, duration: Time) -> Option<super::network::Outcome> {
+        let r = self.recorder.as_ref()?;
+        let server_cpu = self
+            .servers
+            .iter()
+            .map(|s| s.cpu.utilization(warmup, duration))
+            .fold(0.0, f64::max);
+        let switch_cpu = self.switch_cpu.utilization(warmup, duration);
+        let threshold = (self.threshold(), self.prediction.steps(), self.prediction.reversals());
+        Some(r.finish(self.table.len(), server_cpu, switch_cpu, threshold))
     }
 
     /// What the model counted.
@@ -423,9 +447,16 @@ impl CoswitchTor {
     }
 
     fn defer(&mut self, cx: &mut SwitchCtx<'_>, at: Time, d: Deferred) {
-        let token = self.next_token;
-        self.next_token += 1;
-        self.deferred.insert(token, d);
+        let token = match self.free_tokens.pop() {
+            Some(t) => {
+                self.deferred[t as usize] = Some(d);
+                t
+            }
+            None => {
+                self.deferred.push(Some(d));
+                self.deferred.len() as u64 - 1
+            }
+        };
         cx.set_timer(at.max(cx.now), token);
     }
 
@@ -455,6 +486,9 @@ impl CoswitchTor {
                 }
                 _ if self.cfg.approach == Approach::CoSwitch && self.cfg.elephant_rules == ElephantRules::Proactive => {
                     self.stats.wildcard_marked += 1;
+                    if let Some(r) = &mut self.recorder {
+                        r.wildcard(cx.now);
+                    }
                 }
                 _ => return self.slow_path(cx, in_port, pkt, flow),
             }
@@ -465,10 +499,16 @@ impl CoswitchTor {
     fn slow_path(&mut self, cx: &mut SwitchCtx<'_>, in_port: u16, pkt: PacketId, flow: u64) {
         let Some(done) = self.switch_cpu.submit(cx.now, self.cfg.switch.packet_in) else {
             self.stats.switch_cpu_drops += 1;
+            if let Some(r) = &mut self.recorder {
+                r.switch_drop(cx.now);
+            }
             cx.drop(in_port, pkt, "switch-cpu");
             return;
         };
         self.stats.slow_path_packets += 1;
+        if let Some(r) = &mut self.recorder {
+            r.slow_path(cx.now);
+        }
         if !self.table.contains_key(&flow) && self.pending.insert(flow, ()).is_none() {
             let at = self.switch_cpu.busy_until() + self.cfg.controller_rtt;
             self.defer(cx, at, Deferred::FlowMod(flow));
@@ -478,16 +518,29 @@ impl CoswitchTor {
 
     fn flow_mod(&mut self, cx: &mut SwitchCtx<'_>, flow: u64) {
         self.pending.remove(&flow);
-        let Some(done) = self.switch_cpu.submit(cx.now, self.cfg.switch.flow_add) else {
+        let now = cx.now;
+        let Some(done) = self.switch_cpu.submit(now, self.cfg.switch.flow_add) else {
             self.stats.flow_mods_lost += 1;
+            if let Some(r) = &mut self.recorder {
+                r.flow_mod_lost(now);
+            }
             return;
         };
         if self.table.len() >= self.cfg.table_entries {
             self.stats.table_full += 1;
+            if let Some(r) = &mut self.recorder {
+                r.table_full(now);
+            }
             return;
+        }
+        if let Some(r) = &mut self.recorder {
+            r.table_changes(now, self.table.len());
         }
         // The rule takes effect when the CPU has written it.
         self.table.insert(flow, done);
+        if let Some(r) = &mut self.recorder {
+            r.installed(now, self.table.len());
+        }
         self.stats.installs += 1;
         self.stats.peak_entries = self.stats.peak_entries.max(self.table.len() as u64);
         self.defer(cx, done + self.cfg.rule_idle_timeout, Deferred::Expire(flow));
@@ -499,6 +552,9 @@ impl CoswitchTor {
         if due > cx.now {
             self.defer(cx, due, Deferred::Expire(flow));
             return;
+        }
+        if let Some(r) = &mut self.recorder {
+            r.table_changes(cx.now, self.table.len());
         }
         self.table.remove(&flow);
         // flow_removed costs the CPU; a lost message still frees the entry (hardware timeout).
@@ -522,6 +578,19 @@ impl CoswitchTor {
             switch_table: self.table.len() as f64 / self.cfg.table_entries.max(1) as f64,
         };
         let (busiest, _) = report.sides();
+        if let Some(r) = &mut self.recorder {
+            let rules = self.servers.iter().map(|s| s.rules.len()).max().unwrap_or(0);
+            let threshold = self.servers.first().map_or(0, |s| s.arbiter.threshold());
+            r.period(
+                now,
+                period,
+                threshold,
+                busiest,
+                report.switch_cpu,
+                self.table.len(),
+                rules,
+            );
+        }
         self.busiest_sum += busiest;
         self.switch_cpu_sum += report.switch_cpu;
         self.stats.periods += 1;
@@ -556,11 +625,12 @@ impl SwitchModel for CoswitchTor {
             Approach::CoSwitch => s.arbiter.on_packet(now, flow),
             _ => ArbiterVerdict::Mouse,
         };
-        let (cost, elephant, new) = match verdict {
+        // (vswitch processing, arbiter, marked, newly marked); I/O is paid by every packet.
+        let (processing, arbiter, elephant, new) = match verdict {
             // The baselines' vswitch: static rules (no upcall) or reactive per-flow rules.
             ArbiterVerdict::Mouse if matches!(approach, Approach::StaticRules | Approach::PhysicalOnly) => {
                 self.stats.vswitch_packets += 1;
-                (io + ovs, false, false)
+                (ovs, 0, false, false)
             }
             ArbiterVerdict::Mouse => {
                 let hit = s
@@ -572,21 +642,44 @@ impl SwitchModel for CoswitchTor {
                     0
                 } else {
                     self.stats.upcalls += 1;
+                    if let Some(r) = &mut self.recorder {
+                        r.upcall(now);
+                    }
                     c.upcall
                 };
                 self.stats.vswitch_packets += 1;
                 let arbiter = if approach == Approach::CoSwitch { c.arbiter } else { 0 };
-                (arbiter + io + ovs + upcall, false, false)
+                (ovs + upcall, arbiter, false, false)
             }
             ArbiterVerdict::Elephant { new, .. } => {
                 self.stats.elephant_packets += 1;
-                (c.arbiter + io, true, new)
+                if let Some(r) = &mut self.recorder {
+                    r.elephant(now);
+                }
+                (0, c.arbiter, true, new)
             }
         };
-        let Some(done) = s.cpu.submit(now, cost) else {
+        if let Some(r) = &mut self.recorder {
+            r.packet(now, p.size);
+        }
+        let Some(done) = s.cpu.submit(now, processing + arbiter + io) else {
             self.stats.vswitch_cpu_drops += 1;
+            if let Some(r) = &mut self.recorder {
+                r.vswitch_drop(now);
+            }
             return Verdict::Drop("vswitch-cpu");
         };
+        if let Some(r) = &mut self.recorder {
+            r.server_work(
+                now,
+                p.flow.0,
+                PacketCost {
+                    io,
+                    processing,
+                    arbiter,
+                },
+            );
+        }
         let proactive = self.cfg.elephant_rules == ElephantRules::Proactive;
         if new && proactive && self.pending.insert(flow, ()).is_none() && !self.table.contains_key(&flow) {
             self.defer(cx, now + self.cfg.controller_rtt, Deferred::FlowMod(flow));
@@ -604,8 +697,26 @@ impl SwitchModel for CoswitchTor {
         Verdict::Consumed
     }
 
+    fn wants_start(&self) -> bool {
+        self.recorder.is_some()
+    }
+
+    /// A recording rack's control periods run from the start, as the experiments' did.
+    fn on_start(&mut self, cx: &mut SwitchCtx<'_>) {
+        if !self.started {
+            self.start(cx);
+        }
+    }
+
     fn on_timer(&mut self, cx: &mut SwitchCtx<'_>, token: u64) {
-        let Some(d) = self.deferred.remove(&token) else { return };
+        let Some(d) = usize::try_from(token)
+            .ok()
+            .and_then(|t| self.deferred.get_mut(t))
+            .and_then(Option::take)
+        else {
+            return;
+        };
+        self.free_tokens.push(token);
         match d {
             Deferred::Forward {
                 in_port,
