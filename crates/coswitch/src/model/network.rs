@@ -10,7 +10,9 @@
 //! start, where the loop sent it at the start) to one sink host, on 100 Gb/s links of no delay
 //! that count packet bytes only, so that only the cores and the control CPU limit the rack. CPU
 //! work is served first come first served by [`CpuQueue`]s; a server's work happens at the
-//! ToR's ingress, a few nanoseconds after the packet left the server. What each packet costs
+//! ToR's ingress, a few nanoseconds after the packet left the server; a packet is at least the
+//! 42 bytes of its Ethernet, IPv4 and UDP headers (a replayed record's smaller mean is raised to
+//! that). What each packet costs
 //! depends on the [`Approach`]:
 //!
 //! | approach | server (per packet) | physical switch |
