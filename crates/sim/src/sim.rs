@@ -71,7 +71,9 @@ impl FlowResult {
 
 struct FlowState {
     spec: FlowSpec,
-    eps: [Option<TcpEndpoint>; 2],
+    /// The TCP endpoints, boxed: a UDP flow (or one not yet connected) pays 16 bytes for
+    /// them, not two endpoints' 1.8 KB.
+    eps: [Option<Box<TcpEndpoint>>; 2],
     timer_at: [Time; 2],
     result: FlowResult,
     /// Datagrams sent (UDP); responses sent (transactions).
@@ -80,10 +82,10 @@ struct FlowState {
     udp_next: Time,
 }
 
-/// Bytes of the simulator's state of one flow (its two TCP endpoints included), for
-/// [`crate::limits`].
+/// Bytes of the simulator's state of one flow (its two TCP endpoints included, as a TCP flow
+/// has them), for [`crate::limits`].
 pub(crate) fn flow_state_bytes() -> usize {
-    std::mem::size_of::<FlowState>()
+    std::mem::size_of::<FlowState>() + 2 * std::mem::size_of::<TcpEndpoint>()
 }
 
 /// Options for a run.
@@ -373,7 +375,7 @@ impl Sim {
     pub fn flow_results(&self) -> impl Iterator<Item = (&FlowSpec, &FlowResult, [Option<&TcpEndpoint>; 2])> {
         self.flows
             .iter()
-            .map(|f| (&f.spec, &f.result, [f.eps[0].as_ref(), f.eps[1].as_ref()]))
+            .map(|f| (&f.spec, &f.result, [f.eps[0].as_deref(), f.eps[1].as_deref()]))
     }
     /// Takes the taps out (to finish their files); the sim writes no more frames after this.
     pub fn taps_vec(&mut self) -> Vec<Tap> {
@@ -1098,7 +1100,7 @@ impl Sim {
     /// closes; what its endpoint sends goes out at once.
     fn app_write(&mut self, flow: FlowId, side: usize, bytes: u64, close: bool) {
         let now = self.now;
-        let Some(ep) = self.flows[flow.0 as usize].eps[side].as_mut() else {
+        let Some(ep) = self.flows[flow.0 as usize].eps[side].as_deref_mut() else {
             return;
         };
         let mut out = std::mem::take(&mut self.out);
@@ -1222,7 +1224,7 @@ impl Sim {
                 if matches!(f.spec.kind, FlowKind::Bulk) {
                     ep.close(now, &mut out);
                 }
-                self.flows[flow.0 as usize].eps[0] = Some(ep);
+                self.flows[flow.0 as usize].eps[0] = Some(Box::new(ep));
                 self.out = out;
                 self.flush_tcp(flow, 0);
             }
@@ -1349,7 +1351,7 @@ impl Sim {
             return; // superseded by an earlier or later deadline
         }
         f.timer_at[s] = Time::MAX;
-        if let Some(ep) = f.eps[s].as_mut() {
+        if let Some(ep) = f.eps[s].as_deref_mut() {
             let mut out = std::mem::take(&mut self.out);
             ep.on_timer(now, &mut out);
             self.out = out;
@@ -1385,14 +1387,14 @@ impl Sim {
                     f.result.rx_packets += 1;
                 }
                 let mut out = std::mem::take(&mut self.out);
-                match f.eps[side].as_mut() {
+                match f.eps[side].as_deref_mut() {
                     Some(ep) => ep.on_packet(now, &p, &mut out),
                     None if side == 1 && p.flags.contains(tandem_wire::tcp::Flags::SYN) => {
                         self.out = out;
                         let ids = self.flow_ids(p.flow, 1);
                         let mut out = std::mem::take(&mut self.out);
                         let ep = TcpEndpoint::accept(self.tcp_cfg, ids, &p, now, &mut out);
-                        self.flows[p.flow.0 as usize].eps[1] = Some(ep);
+                        self.flows[p.flow.0 as usize].eps[1] = Some(Box::new(ep));
                         self.out = out;
                         self.flush_tcp(p.flow, 1);
                         return;

@@ -58,8 +58,9 @@ unsafe impl GlobalAlloc for Counting {
 static ALLOCATOR: Counting = Counting;
 
 /// Loads and runs a scenario and writes its tables; returns (estimate less the fixed base,
-/// peak heap bytes less what the packets in flight may explain, the estimate's one exclusion).
-fn measure(out: &Path, text: &str) -> (u64, u64) {
+/// peak heap bytes less what the packets in flight may explain, the endpoints the estimate
+/// counts for flows that never started).
+fn measure(out: &Path, text: &str) -> (u64, u64, u64) {
     let base = NOW.load(Ordering::Relaxed);
     PEAK.store(base, Ordering::Relaxed);
     let sc = Scenario::parse_with(text, "m.toml", "m", Path::new("."), &[], &Limits::max_memory(64 << 30))
@@ -78,10 +79,15 @@ fn measure(out: &Path, text: &str) -> (u64, u64) {
     // it grows: three times) with its free list and an event per packet.
     let packets = sim.packets_in_flight().1 as u64;
     let in_flight = packets * (3 * size_of::<Packet>() as u64 + 3 * 4 + 2 * 32);
+    // A TCP flow's two endpoints are made when it starts: the estimate counts them for every
+    // flow (it cannot know which start), so those of the flows that never started are the
+    // estimate's slack, left out of the lower check.
+    let unstarted = sim.flow_results().filter(|(_, _, eps)| eps[0].is_none()).count() as u64;
+    let slack = unstarted * 2 * size_of::<tandem_sim::tcp::TcpEndpoint>() as u64;
     drop(sim);
     drop(sc);
     let peak = PEAK.load(Ordering::Relaxed).saturating_sub(base) as u64;
-    (est, peak.saturating_sub(in_flight))
+    (est, peak.saturating_sub(in_flight), slack)
 }
 
 const FAT_TREE: &str = r#"
@@ -162,13 +168,16 @@ fn the_estimate_bounds_the_heap_a_run_uses() {
         ("samples", SAMPLES),
         ("incast", INCAST),
     ] {
-        let (est, peak) = measure(&s.join(name), text);
+        let (est, peak, slack) = measure(&s.join(name), text);
         eprintln!(
             "{name}: estimate {} (without the base), peak heap {} (without the packets)",
             fmt_bytes(est),
             fmt_bytes(peak)
         );
         assert!(peak <= est, "{name}: peak heap {peak} above the estimate {est}");
-        assert!(peak >= est / 4, "{name}: peak heap {peak} far below the estimate {est}");
+        assert!(
+            peak >= (est - slack) / 4,
+            "{name}: peak heap {peak} far below the estimate {est} less {slack} for unstarted flows"
+        );
     }
 }
