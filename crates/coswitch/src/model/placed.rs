@@ -460,7 +460,8 @@ impl CoswitchTor {
         cx.set_timer(at.max(cx.now), token);
     }
 
-    /// Starts the control loop (at the first packet: the model has no start callback).
+    /// Starts the control loop: at the first packet, or when the run starts for a rack that
+    /// records (its periods then match the experiments' grid from 0).
     fn start(&mut self, cx: &mut SwitchCtx<'_>) {
         self.started = true;
         let period = self.cfg.prediction.period;
