@@ -176,6 +176,9 @@ enum SimCommand {
         /// is refused [default: half of this machine's memory].
         #[arg(long, value_name = "SIZE", value_parser = sim_cmd::parse_max_memory)]
         max_memory: Option<u64>,
+        /// Run partitioned on N threads (the file's `threads`): the same outputs for every N.
+        #[arg(long, value_name = "N")]
+        threads: Option<String>,
         /// No progress bar.
         #[arg(long, short)]
         quiet: bool,
@@ -293,10 +296,14 @@ fn run(cli: Cli) -> Result<(), CliError> {
             scenario,
             out,
             seed,
-            sets,
+            mut sets,
             max_memory,
+            threads,
             quiet,
-        }) => sim_cmd::run(&scenario, out.as_deref(), seed, &sets, quiet, max_memory),
+        }) => {
+            sets.extend(threads.map(|n| ("threads".to_string(), n)));
+            sim_cmd::run(&scenario, out.as_deref(), seed, &sets, quiet, max_memory)
+        }
         Command::Sweep(a) => sweep_cmd::sweep(&a),
         Command::Sim(SimCommand::Check {
             scenario,

@@ -153,6 +153,19 @@ pub fn check(
             fmt_time(f.down)
         );
     }
+    if let Some(n) = sc.threads {
+        let split = tandem_sim::parallel::partition(t, usize::from(n));
+        let window = if split.window == u64::MAX {
+            String::from("the whole run (no link has a delay)")
+        } else {
+            fmt_time(split.window)
+        };
+        outln!(
+            "threads    {n}: {} partitions, {} links between them, windows of {window}",
+            split.parts,
+            split.cut_links
+        );
+    }
     outln!(
         "memory     {}; limit {} (--max-memory)",
         sc.memory_estimate(),
@@ -254,6 +267,9 @@ pub fn run(
     bar.finish_and_clear();
     let wall = start.elapsed().as_secs_f64();
     print_summary(&sc, &outcome.summary, outcome.events, as_secs(outcome.simulated), wall);
+    if let Some(n) = sc.threads {
+        outln!("threads    {n}, in {} windows", outcome.windows);
+    }
     outln!("outputs    {}", out_dir.display());
     Ok(())
 }

@@ -561,3 +561,41 @@ fn the_permutation_benchmark_pairs_every_host_once() {
     assert_eq!((senders.len(), receivers.len()), (1024, 1024));
     assert_eq!(flows, run("b"));
 }
+
+#[test]
+fn threads_split_a_run_and_give_the_same_outputs() {
+    let s = Scratch::new("sim-threads");
+    let sc = scenario("leafspine-failure.toml");
+    let o = tandem_in(s.path(), &["sim", "check", &sc, "--set", "threads=2"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    assert!(
+        out.contains("threads    2: 2 partitions, ") && out.contains("windows of 1.00 us"),
+        "{out}"
+    );
+    for n in ["1", "3"] {
+        let o = tandem_in(
+            s.path(),
+            &["sim", "run", &sc, "--set", "duration=25ms", "--threads", n, "--out", n],
+        );
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        assert!(
+            text(&o.stdout).contains(&format!("threads    {n}, in ")),
+            "{}",
+            text(&o.stdout)
+        );
+    }
+    for f in ["flows.csv", "drops.csv", "queues.csv", "summary.json"] {
+        let a = std::fs::read(s.path().join("1").join(f)).unwrap();
+        let b = std::fs::read(s.path().join("3").join(f)).unwrap();
+        assert!(a == b, "{f} differs between 1 and 3 threads");
+    }
+    let o = tandem_in(s.path(), &["sim", "run", &sc, "--threads", "0", "-q", "--out", "zero"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr).contains("threads: must be from 1 to 1024, got 0"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert!(!s.path().join("zero").exists());
+}

@@ -239,6 +239,20 @@ impl<E: Copy> EventQueue<E> {
         }
     }
 
+    /// Schedules `event` at `time` with an order key of the caller's own instead of a
+    /// sequence number (a partitioned run's keys: [`crate::parallel`]): among events at one
+    /// time it leaves in key order, except that an event keyed below the one popped last, at
+    /// that event's time, leaves next (before any event still pending).
+    #[inline]
+    pub fn push_keyed(&mut self, time: Time, key: u64, event: E) {
+        self.len += 1;
+        if time > self.hi {
+            self.file(time, key, event);
+        } else {
+            self.insert_run(time, key, event);
+        }
+    }
+
     /// Puts an event later than `hi` into its bucket.
     #[inline]
     fn file(&mut self, time: Time, seq: u64, event: E) {

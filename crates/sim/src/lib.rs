@@ -21,6 +21,7 @@ pub mod experiment;
 pub mod limits;
 pub mod ns3_spec;
 pub mod packet;
+pub mod parallel;
 pub mod plot;
 pub mod port;
 #[allow(unsafe_code)]

@@ -143,6 +143,9 @@ pub struct MemoryEstimate {
     pub queue_samples: u64,
     /// How many queue samples, at most.
     pub sample_count: u64,
+    /// A partitioned run's partitions beyond the first: each holds its own copy of the
+    /// network, the routing and every flow's record (not of its TCP state).
+    pub extra_partitions: u64,
 }
 
 /// Bytes per node: its records, its names and its entry in the name index.
@@ -243,6 +246,15 @@ impl MemoryEstimate {
         self.flows = self.flow_count.saturating_mul(flow_bytes());
     }
 
+    /// The copies a partitioned run's partitions beyond the first hold.
+    pub fn partitions_bytes(&self) -> u64 {
+        let record = crate::sim::flow_record_bytes() as u64 + size_of::<FlowSpec>() as u64;
+        self.network
+            .saturating_add(self.routing)
+            .saturating_add(self.flow_count.saturating_mul(record))
+            .saturating_mul(self.extra_partitions)
+    }
+
     /// Everything, [`BASE_BYTES`] included.
     pub fn total(&self) -> u64 {
         BASE_BYTES
@@ -250,6 +262,7 @@ impl MemoryEstimate {
             .saturating_add(self.routing)
             .saturating_add(self.flows)
             .saturating_add(self.queue_samples)
+            .saturating_add(self.partitions_bytes())
     }
 }
 
@@ -267,7 +280,16 @@ impl fmt::Display for MemoryEstimate {
             fmt_bytes(self.flows),
             self.sample_count,
             fmt_bytes(self.queue_samples)
-        )
+        )?;
+        if self.extra_partitions > 0 {
+            write!(
+                f,
+                ", {} more partitions {}",
+                self.extra_partitions,
+                fmt_bytes(self.partitions_bytes())
+            )?;
+        }
+        Ok(())
     }
 }
 

@@ -2,6 +2,7 @@
 //! `flows`, `drops` and `queues` as CSV and Parquet, `summary.json`, optional pcaps and plots
 //! (PNG and SVG).
 
+use crate::parallel::{Parallel, Partitioning};
 use crate::plot;
 use crate::report::{self, FlowStats};
 use crate::scenario::Scenario;
@@ -53,6 +54,8 @@ pub struct RunOutcome {
     pub events: u64,
     /// Simulated time reached.
     pub simulated: Time,
+    /// A partitioned run's windows (the barriers its threads met at); 0 for one simulation.
+    pub windows: u64,
 }
 
 /// Progress of a run, for a progress bar.
@@ -90,6 +93,65 @@ fn discard_pcaps(sc: &Scenario, dir: &Path) {
 /// Builds the simulation for a scenario (without running it); with `out_dir`, opens its pcap
 /// taps there, under temporary names that [`run`] renames when the run is complete.
 pub fn build(sc: &Scenario, out_dir: Option<&Path>) -> Result<Sim, RunError> {
+    build_part(sc, out_dir, None)
+}
+
+/// The engine a scenario runs on: one simulation, or a partitioned run when the scenario asks
+/// for `threads` ([`crate::parallel`]).
+pub enum Engine {
+    /// One simulation on the calling thread.
+    One(Box<Sim>),
+    /// Partitions on threads of their own.
+    Partitioned(Parallel),
+}
+
+impl Engine {
+    /// Runs every event up to and including `until`; false when no event is left.
+    pub fn run_until(&mut self, until: Time) -> bool {
+        match self {
+            Engine::One(s) => s.run_until(until),
+            Engine::Partitioned(p) => p.run_until(until),
+        }
+    }
+    /// Where the run stands.
+    pub fn now(&self) -> Time {
+        match self {
+            Engine::One(s) => s.now(),
+            Engine::Partitioned(p) => p.now(),
+        }
+    }
+    /// Events handled so far.
+    pub fn events_processed(&self) -> u64 {
+        match self {
+            Engine::One(s) => s.events_processed(),
+            Engine::Partitioned(p) => p.events_processed(),
+        }
+    }
+    /// The run as one simulation, for its reports.
+    pub fn finish(self) -> Sim {
+        match self {
+            Engine::One(s) => *s,
+            Engine::Partitioned(p) => p.finish(),
+        }
+    }
+}
+
+/// Builds the engine for a scenario: [`build`], or with `threads` the partitions of a
+/// partitioned run (each opening the captures of its own ports).
+pub fn build_engine(sc: &Scenario, out_dir: Option<&Path>) -> Result<Engine, RunError> {
+    let Some(threads) = sc.threads else {
+        return Ok(Engine::One(Box::new(build(sc, out_dir)?)));
+    };
+    let split = crate::parallel::partition(&sc.topology, usize::from(threads));
+    let mut parts = Vec::with_capacity(split.parts);
+    for i in 0..split.parts {
+        parts.push(build_part(sc, out_dir, Some((i as u16, &split)))?);
+    }
+    Ok(Engine::Partitioned(Parallel::new(parts, &split)))
+}
+
+/// [`build`], or with `part` that partition of a partitioned run.
+fn build_part(sc: &Scenario, out_dir: Option<&Path>, part: Option<(u16, &Partitioning)>) -> Result<Sim, RunError> {
     let mut sim = Sim::new(
         &sc.topology,
         sc.switch,
@@ -102,6 +164,10 @@ pub fn build(sc: &Scenario, out_dir: Option<&Path>) -> Result<Sim, RunError> {
             sample_ports: sc.output.sample_ports.clone(),
         },
     );
+    if let Some((index, split)) = part {
+        sim.make_partition(index, split.owner.clone(), sc.duration);
+    }
+    let owned = |node: crate::packet::NodeId| part.is_none_or(|(i, s)| s.owner[node.0 as usize] == i);
     for f in &sc.failures {
         sim.schedule_link(f.down, f.at.0, f.at.1, false);
         if let Some(t) = f.up {
@@ -118,6 +184,9 @@ pub fn build(sc: &Scenario, out_dir: Option<&Path>) -> Result<Sim, RunError> {
     }
     if let Some(dir) = out_dir {
         for ((node, port), path, tmp) in pcap_paths(sc, dir) {
+            if !owned(node) {
+                continue;
+            }
             let link_type = sim
                 .model(node)
                 .and_then(|m| m.capture_link_type(port))
@@ -180,7 +249,7 @@ pub fn run_cancellable(
 ) -> Result<RunOutcome, RunError> {
     let created = !out_dir.exists();
     std::fs::create_dir_all(out_dir).map_err(|e| RunError::Io(out_dir.to_path_buf(), e))?;
-    let mut sim = build(sc, Some(out_dir))?;
+    let mut sim = build_engine(sc, Some(out_dir))?;
     let end = sc.duration;
     let step = (end / 200).max(MS);
     let mut t = 0;
@@ -204,6 +273,12 @@ pub fn run_cancellable(
             break;
         }
     }
+    let (simulated, events) = (sim.now(), sim.events_processed());
+    let windows = match &sim {
+        Engine::Partitioned(p) => p.windows(),
+        Engine::One(_) => 0,
+    };
+    let mut sim = sim.finish();
     let written = write_results(sc, &mut sim, out_dir, end);
     if written.is_err() {
         discard_pcaps(sc, out_dir);
@@ -258,8 +333,9 @@ pub fn run_cancellable(
     Ok(RunOutcome {
         summary,
         flows,
-        events: sim.events_processed(),
-        simulated: sim.now(),
+        events,
+        simulated,
+        windows,
     })
 }
 

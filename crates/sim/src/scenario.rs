@@ -103,6 +103,9 @@ pub struct Scenario {
     pub systems: Vec<system::PlacedSystem>,
     /// Links that fail during the run (`[[failures]]`), in file order.
     pub failures: Vec<LinkFailure>,
+    /// Threads of a partitioned run (`threads`; [`crate::parallel`]); `None`: one simulation
+    /// on one thread, ordering ties by when events were scheduled.
+    pub threads: Option<u16>,
 }
 
 /// A link that fails during the run, and may come back (`[[failures]]`).
@@ -335,6 +338,7 @@ struct RawScenario {
     system: Vec<toml::Value>,
     #[serde(default)]
     failures: Vec<toml::Value>,
+    threads: Option<i64>,
 }
 
 #[derive(Deserialize)]
@@ -802,6 +806,7 @@ impl Scenario {
         let size = self.topology.size();
         let classes = self.switch.queue.classes.max(self.host_queue.classes);
         let mut est = MemoryEstimate::with_topology(&size, classes, self.topology.shape().is_some());
+        est.extra_partitions = self.threads.map_or(0, |t| u64::from(t) - 1);
         let ports = match self.output.sample_ports.len() {
             0 => size.switch_ports,
             n => n as u64,
@@ -908,6 +913,9 @@ fn apply_override(root: &mut toml::Value, path: &[Seg], value: &str) -> Result<(
     }
 }
 
+/// The most threads a partitioned run may ask for.
+pub const MAX_THREADS: i64 = 1024;
+
 fn build(
     ctx: &Ctx,
     raw: RawScenario,
@@ -919,6 +927,16 @@ fn build(
         return Err(ctx.err(&[Seg::Key("duration".into())], "must be above 0"));
     }
     let seed = raw.seed.unwrap_or(1);
+    let threads = match raw.threads {
+        None => None,
+        Some(t) if !(1..=MAX_THREADS).contains(&t) => {
+            return Err(ctx.err(
+                &[Seg::Key("threads".into())],
+                format!("must be from 1 to {MAX_THREADS}, got {t}"),
+            ));
+        }
+        Some(t) => Some(t as u16),
+    };
     let out_at = [Seg::Key("output".into())];
     let queue_sample_interval = match raw.output.queue_sample_interval {
         None => (duration / 1000).max(US),
@@ -941,6 +959,7 @@ fn build(
     let sample_ports = raw.output.sample_ports.len() as u64;
     let estimate = |size: &TopologySize, computed: bool| -> Result<MemoryEstimate, ScenarioError> {
         let mut est = MemoryEstimate::with_topology(size, classes, computed);
+        est.extra_partitions = threads.map_or(0, |t| u64::from(t) - 1);
         let ports = if sample_ports > 0 {
             sample_ports
         } else {
@@ -969,6 +988,12 @@ fn build(
     };
     let tcp = build_tcp(ctx, raw.tcp)?;
     let systems = system::build_systems(ctx, raw.system, &topology, &switch, seed, kinds)?;
+    if threads.is_some() && !systems.is_empty() {
+        return Err(ctx.err(
+            &[Seg::Key("threads".into())],
+            "a partitioned run cannot place [[system]] entries yet (their models run on one thread): leave `threads` out",
+        ));
+    }
     let mut flows = Vec::new();
     for (i, v) in raw.flows.into_iter().enumerate() {
         let at = index(&[Seg::Key("flows".into())], i);
@@ -1014,6 +1039,7 @@ fn build(
         output,
         systems,
         failures,
+        threads,
     })
 }
 

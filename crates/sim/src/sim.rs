@@ -13,8 +13,12 @@ use crate::tcp::{FlowIds, TcpEndpoint, TcpEvent, TcpOutput};
 use crate::time::{tx_time, Time};
 use crate::topology::{NodeKind, Routing, Topology};
 use crate::workload::{FlowKind, FlowSpec};
+use partition::PartState;
+pub(crate) use partition::Transfer;
 use rustc_hash::FxHashMap;
 use tandem_wire::ipv4::Ecn;
+
+mod partition;
 
 /// A host or a switch.
 pub struct Node {
@@ -88,6 +92,12 @@ pub(crate) fn flow_state_bytes() -> usize {
     std::mem::size_of::<FlowState>() + 2 * std::mem::size_of::<TcpEndpoint>()
 }
 
+/// Bytes of the simulator's record of one flow without its TCP endpoints (what each partition
+/// of a partitioned run holds per flow), for [`crate::limits`].
+pub(crate) fn flow_record_bytes() -> usize {
+    std::mem::size_of::<FlowState>()
+}
+
 /// Options for a run.
 #[derive(Debug, Clone, Default)]
 pub struct SimOptions {
@@ -151,6 +161,10 @@ pub struct Sim {
     /// The datagrams delivered by the flows whose deliveries are logged
     /// ([`Sim::log_deliveries`]).
     delivery_logs: Vec<(FlowId, Vec<UdpDelivery>)>,
+    /// Set when this simulation is one partition of a partitioned run ([`crate::parallel`]).
+    part: Option<Box<PartState>>,
+    /// A partitioned run's packets in flight at most (at its windows' ends), once merged.
+    peak_in_flight: Option<usize>,
 }
 
 /// A UDP datagram a logged flow delivered ([`Sim::log_deliveries`]).
@@ -168,6 +182,34 @@ pub struct UdpDelivery {
 /// [`Sim::prefetch`]; measured on the k = 16 fat-tree benchmark, where events 6 ahead are
 /// usually already in the queue's sorted run).
 const PREFETCH_AHEAD: usize = 6;
+
+/// The order key of an event scheduled now: the queue's next sequence number, or in a
+/// partitioned run the scheduling node's own next key ([`PartState::next_key`]).
+#[inline]
+fn next_key(part: &mut Option<Box<PartState>>, events: &mut EventQueue) -> u64 {
+    match part {
+        None => events.reserve_seq(),
+        Some(p) => p.next_key(),
+    }
+}
+
+/// Schedules `ev` at `at` with the next order key ([`next_key`]).
+#[inline]
+fn push_in(part: &mut Option<Box<PartState>>, events: &mut EventQueue, at: Time, ev: Event) {
+    match part {
+        None => events.push(at, ev),
+        Some(p) => events.push_keyed(at, p.next_key(), ev),
+    }
+}
+
+/// Schedules `ev` at `at` with a key taken earlier by [`next_key`].
+#[inline]
+fn push_reserved_in(part: &Option<Box<PartState>>, events: &mut EventQueue, at: Time, key: u64, ev: Event) {
+    match part {
+        None => events.push_reserved(at, key, ev),
+        Some(_) => events.push_keyed(at, key, ev),
+    }
+}
 
 fn ecmp_hash(flow: FlowId, node: NodeId) -> u64 {
     // SplitMix64 of (flow, switch): deterministic and well spread, so ECMP neither polarises
@@ -295,7 +337,15 @@ impl Sim {
             elide_tx_done: true,
             links_down: 0,
             delivery_logs: Vec::new(),
+            part: None,
+            peak_in_flight: None,
         }
+    }
+
+    /// Schedules `ev` at `at` with the next order key ([`next_key`]).
+    #[inline]
+    fn push_event(&mut self, at: Time, ev: Event) {
+        push_in(&mut self.part, &mut self.events, at, ev);
     }
 
     /// Attaches a model to a switch (replacing any other) and applies its watched byte and packet
@@ -324,7 +374,7 @@ impl Sim {
             self.nodes[peer.0 as usize].ports[usize::from(port)].pausable = true;
         }
         if start {
-            self.events.push(self.now, Event::ModelStart { node });
+            self.push_event(self.now, Event::ModelStart { node });
         }
     }
 
@@ -359,9 +409,10 @@ impl Sim {
     pub fn events_pending(&self) -> usize {
         self.events.len() + self.unscheduled_done
     }
-    /// Packets held now, and the most ever held at once.
+    /// Packets held now, and the most ever held at once (for a merged partitioned run, the
+    /// most held at the end of any of its windows, summed over the partitions).
     pub fn packets_in_flight(&self) -> (usize, usize) {
-        (self.pool.live(), self.pool.high_water())
+        (self.pool.live(), self.peak_in_flight.unwrap_or(self.pool.high_water()))
     }
     /// The nodes.
     pub fn nodes(&self) -> &[Node] {
@@ -412,14 +463,29 @@ impl Sim {
 
     /// Runs events up to and including time `until`; returns false when no event is left.
     pub fn run_until(&mut self, until: Time) -> bool {
+        self.run_events(until);
+        self.settle(until)
+    }
+
+    /// Handles every event at or before `until` (a partition's window, or [`Sim::run_until`]).
+    pub(crate) fn run_events(&mut self, until: Time) {
         while let Some((t, ev)) = self.events.pop_until(until) {
             if let Some((_, e)) = self.events.upcoming(PREFETCH_AHEAD) {
                 self.prefetch(e);
             }
             self.now = t;
             self.processed += 1;
+            if self.part.is_some() {
+                self.note_partition_event(ev);
+            }
             self.handle(ev);
         }
+    }
+
+    /// After [`Sim::run_events`] up to `until`: the transmissions that ended by then without
+    /// an event go idle, and time stands at `until` (true) or at the last event when nothing
+    /// is left (false).
+    pub(crate) fn settle(&mut self, until: Time) -> bool {
         if self.unscheduled_done > 0 {
             // The transmissions that ended by `until` without a scheduled `TxDone`: the port
             // went idle then, as the event would have made it (counted as one, and the last
@@ -528,7 +594,10 @@ impl Sim {
     /// ([`SwitchModel::on_link_change`]). A frame that was on the wire when its link failed
     /// and would arrive after the link came back is delivered.
     pub fn schedule_link(&mut self, at: Time, node: NodeId, port: u16, up: bool) {
-        self.events.push(at.max(self.now), Event::Link { node, port, up });
+        if let Some(p) = &mut self.part {
+            p.cur = p.link_node;
+        }
+        self.push_event(at.max(self.now), Event::Link { node, port, up });
     }
 
     /// Keeps every datagram UDP flow `flow` delivers from now on, for an experiment that looks
@@ -581,7 +650,7 @@ impl Sim {
         p.queues.count_external_drop(DropReason::LinkDown, size);
         if p.notify_idle && !p.busy {
             // A model that hands the port one frame at a time hears it free at once.
-            self.events.push(now, Event::TxDone { node, port });
+            self.push_event(now, Event::TxDone { node, port });
         }
     }
 
@@ -736,6 +805,9 @@ impl Sim {
     fn sample(&mut self) {
         if !self.options.sample_ports.is_empty() {
             for &(node, port) in &self.options.sample_ports {
+                if !self.owns(node) {
+                    continue;
+                }
                 if let Some(p) = self
                     .nodes
                     .get(node.0 as usize)
@@ -750,14 +822,11 @@ impl Sim {
                     });
                 }
             }
-            if self.more_pending() {
-                self.events
-                    .push(self.now + self.options.queue_sample_interval, Event::Sample);
-            }
+            self.next_sample();
             return;
         }
         for (i, n) in self.nodes.iter().enumerate() {
-            if n.kind != NodeKind::Switch {
+            if n.kind != NodeKind::Switch || !self.owns(NodeId(i as u32)) {
                 continue;
             }
             for (p, port) in n.ports.iter().enumerate() {
@@ -773,10 +842,27 @@ impl Sim {
                 }
             }
         }
-        if self.more_pending() {
-            self.events
-                .push(self.now + self.options.queue_sample_interval, Event::Sample);
+        self.next_sample();
+    }
+
+    /// Schedules the next queue sample: while any other event is pending, or in a partitioned
+    /// run (where no partition knows what the others have pending) up to the end of the run.
+    fn next_sample(&mut self) {
+        let next = self.now + self.options.queue_sample_interval;
+        let due = match &self.part {
+            None => self.more_pending(),
+            Some(p) => next <= p.sample_until,
+        };
+        if due {
+            self.push_event(next, Event::Sample);
         }
+    }
+
+    /// Whether this simulation handles `node` (every node, unless it is a partition of a
+    /// partitioned run).
+    #[inline]
+    fn owns(&self, node: NodeId) -> bool {
+        self.part.as_ref().is_none_or(|p| p.owner[node.0 as usize] == p.index)
     }
 
     // ----- links and queues -----
@@ -839,14 +925,20 @@ impl Sim {
             let done = std::mem::take(&mut p.done);
             self.unscheduled_done -= 1;
             if done > (now, self.events.popped_seq()) {
-                self.events.push_reserved(done.0, done.1, Event::TxDone { node, port });
+                push_reserved_in(
+                    &self.part,
+                    &mut self.events,
+                    done.0,
+                    done.1,
+                    Event::TxDone { node, port },
+                );
                 return;
             }
             // It has passed: the port went idle then (the event it stands for, counted).
             p.busy = false;
             self.processed += 1;
         }
-        if p.pausable && pause_holds(&mut self.pauses, &mut self.events, p, node, port, now) {
+        if p.pausable && pause_holds(&mut self.pauses, &mut self.part, &mut self.events, p, node, port, now) {
             return;
         }
         let Some(q) = p.queues.dequeue(now, &mut n.buffer) else {
@@ -860,10 +952,10 @@ impl Sim {
         }
         let (peer, peer_port, delay) = (p.peer, p.peer_port, p.link.delay);
         if p.queues.packets() == 0 && self.elide_tx_done && !p.notify_idle {
-            p.done = (end, self.events.reserve_seq());
+            p.done = (end, next_key(&mut self.part, &mut self.events));
             self.unscheduled_done += 1;
         } else {
-            self.events.push(end, Event::TxDone { node, port });
+            push_in(&mut self.part, &mut self.events, end, Event::TxDone { node, port });
         }
         if let Some(t) = p.tap {
             self.taps[t].write(now, self.pool.get(q.pkt), self.pool.frame(q.pkt));
@@ -878,16 +970,32 @@ impl Sim {
             }
             _ => last_bit,
         };
-        let rest = self.rest(q.pkt, at, last_bit);
-        self.events.push(
-            at,
-            Event::Arrive {
+        if let Some(part) = self.part.as_deref_mut().filter(|x| x.owner[peer.0 as usize] != x.index) {
+            // The far end is another partition's: the packet goes to it, with its order key.
+            let key = part.next_key();
+            let frame = self.pool.take_frame(q.pkt);
+            let packet = self.pool.remove(q.pkt);
+            part.outbox.push(Transfer {
+                at,
+                key,
                 node: peer,
                 port: peer_port,
-                pkt: q.pkt,
-                rest,
-            },
-        );
+                last_bit,
+                packet,
+                frame,
+            });
+        } else {
+            let rest = self.rest(q.pkt, at, last_bit);
+            self.push_event(
+                at,
+                Event::Arrive {
+                    node: peer,
+                    port: peer_port,
+                    pkt: q.pkt,
+                    rest,
+                },
+            );
+        }
         self.check_level(node, port);
     }
 
@@ -918,7 +1026,7 @@ impl Sim {
         f(model.as_mut(), &mut cx);
         self.nodes[node.0 as usize].model = Some(model);
         for (at, token) in timers.drain(..) {
-            self.events.push(at.max(self.now), Event::SwitchTimer { node, token });
+            self.push_event(at.max(self.now), Event::SwitchTimer { node, token });
         }
         for pkt in frees.drain(..) {
             self.pool.remove(pkt);
@@ -933,7 +1041,7 @@ impl Sim {
         for (port, at, duration) in pauses.drain(..) {
             if let Some(p) = self.nodes[node.0 as usize].ports.get(usize::from(port)) {
                 let (peer, peer_port) = (p.peer, p.peer_port);
-                self.events.push(
+                self.push_event(
                     at.max(self.now),
                     Event::Pause {
                         node: peer,
@@ -1054,7 +1162,7 @@ impl Sim {
         } else {
             let at = self.now + lat;
             let rest = self.rest(pkt, at, last_bit + lat);
-            self.events.push(at, Event::Enqueue { node, port, pkt, rest });
+            self.push_event(at, Event::Enqueue { node, port, pkt, rest });
         }
     }
 
@@ -1089,8 +1197,13 @@ impl Sim {
             if let Some(t) = ep.next_timer() {
                 if t < f.timer_at[side] {
                     f.timer_at[side] = t;
-                    self.events
-                        .push(t.max(self.now), Event::FlowTimer { flow, side: side as u8 });
+                    let at = t.max(self.now);
+                    push_in(
+                        &mut self.part,
+                        &mut self.events,
+                        at,
+                        Event::FlowTimer { flow, side: side as u8 },
+                    );
                 }
             }
         }
@@ -1172,6 +1285,9 @@ impl Sim {
                 self.app_write(flow, 0, request_bytes, false);
             }
             (_, _, TcpEvent::Failed(reason)) => {
+                if let Some(p) = &mut self.part {
+                    p.note_failure(flow, (now, self.events.popped_seq()));
+                }
                 f.result.failed = Some(match reason {
                     crate::tcp::FailReason::SynRetriesExhausted => "syn-retries",
                     crate::tcp::FailReason::DataRetriesExhausted => "data-retries",
@@ -1259,7 +1375,7 @@ impl Sim {
             return;
         }
         f.udp_next = first;
-        self.events.push(first, Event::UdpSend { flow });
+        self.push_event(first, Event::UdpSend { flow });
     }
 
     fn udp_send(&mut self, flow: FlowId) {
@@ -1338,7 +1454,7 @@ impl Sim {
             f.result.end = Some(now);
         } else {
             f.udp_next = next;
-            self.events.push(next, Event::UdpSend { flow });
+            self.push_event(next, Event::UdpSend { flow });
         }
         self.host_send(src, p);
     }
@@ -1414,6 +1530,7 @@ impl Sim {
 #[inline(never)]
 fn pause_holds(
     pauses: &mut FxHashMap<(NodeId, u16), PauseState>,
+    part: &mut Option<Box<PartState>>,
     events: &mut EventQueue,
     p: &mut Port,
     node: NodeId,
@@ -1426,7 +1543,7 @@ fn pause_holds(
     }
     if p.queues.packets() > 0 {
         p.busy = true;
-        events.push(until, Event::TxDone { node, port });
+        push_in(part, events, until, Event::TxDone { node, port });
     }
     true
 }

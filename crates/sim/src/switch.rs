@@ -258,7 +258,7 @@ impl LinkChange {
 
 /// A system's extension of a switch. Every method has a do-nothing default. A model is `Any`
 /// so that whoever attached it can read it back as its own type ([`crate::sim::Sim::model_as`]).
-pub trait SwitchModel: std::any::Any {
+pub trait SwitchModel: std::any::Any + Send {
     /// A packet entered on `in_port`. Runs before the tables.
     fn on_ingress(&mut self, _cx: &mut SwitchCtx<'_>, _in_port: u16, _pkt: PacketId) -> Verdict {
         Verdict::Continue

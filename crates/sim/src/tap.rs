@@ -97,7 +97,7 @@ pub fn frame_bytes(p: &Packet, buf: &mut Vec<u8>) {
 
 /// A pcap file fed by one port's egress.
 pub struct Tap {
-    writer: TraceWriter<Box<dyn Write>>,
+    writer: TraceWriter<Box<dyn Write + Send>>,
     buf: Vec<u8>,
     /// Frames written.
     pub frames: u64,
@@ -107,11 +107,11 @@ pub struct Tap {
 
 impl Tap {
     /// A tap writing to `w` (nanosecond pcap, Ethernet).
-    pub fn new(w: Box<dyn Write>) -> Result<Tap, TraceError> {
+    pub fn new(w: Box<dyn Write + Send>) -> Result<Tap, TraceError> {
         Tap::with_link_type(w, LinkType::ETHERNET)
     }
     /// A tap writing frames of another link type (a port whose model sends Axon frames).
-    pub fn with_link_type(w: Box<dyn Write>, link_type: LinkType) -> Result<Tap, TraceError> {
+    pub fn with_link_type(w: Box<dyn Write + Send>, link_type: LinkType) -> Result<Tap, TraceError> {
         Ok(Tap {
             writer: TraceWriter::new(w, link_type, 262_144)?,
             buf: Vec::with_capacity(2048),

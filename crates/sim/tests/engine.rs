@@ -299,13 +299,13 @@ fn pcap_tap_is_clean_for_tshark() {
 
 /// A model that records the queue levels it is told about.
 struct LevelRecorder {
-    seen: std::rc::Rc<std::cell::RefCell<Vec<(u16, usize, u32)>>>,
+    seen: std::sync::Arc<std::sync::Mutex<Vec<(u16, usize, u32)>>>,
 }
 
 impl tandem_sim::switch::SwitchModel for LevelRecorder {
     fn on_queue_level(&mut self, cx: &mut tandem_sim::switch::SwitchCtx<'_>, port: u16, level: usize, _bytes: u64) {
         let packets = cx.queue(port).map_or(0, |q| q.packets());
-        self.seen.borrow_mut().push((port, level, packets));
+        self.seen.lock().unwrap().push((port, level, packets));
     }
     fn watch_packet_levels(&self) -> Vec<u32> {
         vec![20]
@@ -320,11 +320,11 @@ fn packet_watch_levels_report_crossings() {
     let h = topo.hosts().to_vec();
     let flows = (0..4).map(|i| bulk(i, h[i as usize + 1], h[0], 200_000, 0)).collect();
     let mut sim = plain_sim(&topo, flows, 1);
-    let seen = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
     let sw = topo.switches()[0];
     sim.attach_model(sw, Box::new(LevelRecorder { seen: seen.clone() }));
     sim.run_until(SEC);
-    let seen = seen.borrow();
+    let seen = seen.lock().unwrap();
     assert!(seen.len() >= 2, "{seen:?}");
     for &(port, level, packets) in seen.iter() {
         assert_eq!(port, 0, "only the receiver's port congests");
@@ -337,7 +337,7 @@ fn packet_watch_levels_report_crossings() {
 /// when that host's packets arrive.
 struct Pauser {
     pause: Time,
-    seen: std::rc::Rc<std::cell::RefCell<Vec<Time>>>,
+    seen: std::sync::Arc<std::sync::Mutex<Vec<Time>>>,
 }
 
 impl tandem_sim::switch::SwitchModel for Pauser {
@@ -348,7 +348,7 @@ impl tandem_sim::switch::SwitchModel for Pauser {
         _pkt: tandem_sim::packet::PacketId,
     ) -> tandem_sim::switch::Verdict {
         if port == 1 {
-            let mut seen = self.seen.borrow_mut();
+            let mut seen = self.seen.lock().unwrap();
             if seen.is_empty() {
                 // The PAUSE frame reaches the host 10 us (the link) after it leaves now.
                 cx.pause_peer(1, cx.now + 10 * US, self.pause);
@@ -369,7 +369,7 @@ fn a_paused_port_waits_out_the_pause() {
     let flows = tandem_sim::workload::udp_cbr(&[(h[1], h[0])], 100_000_000, 1000, 0, 2 * MS).unwrap();
     let sent = flows[0].bytes / 1000;
     let mut sim = plain_sim(&topo, flows, 1);
-    let seen = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
     sim.attach_model(
         topo.switches()[0],
         Box::new(Pauser {
@@ -378,7 +378,7 @@ fn a_paused_port_waits_out_the_pause() {
         }),
     );
     sim.run_until(SEC);
-    let seen = seen.borrow();
+    let seen = seen.lock().unwrap();
     assert_eq!(seen.len() as u64, sent, "every datagram arrives");
     let first = seen[0];
     // The pause reaches the host at first + 10 us; the datagrams due from 80 us on wait until
@@ -416,7 +416,7 @@ fn transactions_run_back_to_back_on_one_connection() {
 }
 
 /// A model that records when datagrams come in.
-struct Arrivals(std::rc::Rc<std::cell::RefCell<Vec<Time>>>);
+struct Arrivals(std::sync::Arc<std::sync::Mutex<Vec<Time>>>);
 
 impl tandem_sim::switch::SwitchModel for Arrivals {
     fn on_ingress(
@@ -425,7 +425,7 @@ impl tandem_sim::switch::SwitchModel for Arrivals {
         _port: u16,
         _pkt: tandem_sim::packet::PacketId,
     ) -> tandem_sim::switch::Verdict {
-        self.0.borrow_mut().push(cx.now);
+        self.0.lock().unwrap().push(cx.now);
         tandem_sim::switch::Verdict::Continue
     }
 }
@@ -440,10 +440,10 @@ fn jittered_udp_keeps_its_mean_rate() {
         let flows = tandem_sim::workload::udp_cbr(&[(h[0], h[1])], 100_000_000, 1000, 0, 100 * MS).unwrap();
         let flows = tandem_sim::workload::with_jitter(flows, 500).unwrap();
         let mut sim = plain_sim(&topo, flows, seed);
-        let seen = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
         sim.attach_model(topo.switches()[0], Box::new(Arrivals(seen.clone())));
         sim.run_until(SEC);
-        let v = seen.borrow().clone();
+        let v = seen.lock().unwrap().clone();
         v
     };
     let a = run(1);
@@ -459,11 +459,11 @@ fn jittered_udp_keeps_its_mean_rate() {
 
 /// A writer into a buffer the test keeps (a tap's pcap in memory).
 #[derive(Clone, Default)]
-struct SharedBuf(std::rc::Rc<std::cell::RefCell<Vec<u8>>>);
+struct SharedBuf(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
 
 impl std::io::Write for SharedBuf {
     fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-        self.0.borrow_mut().extend_from_slice(b);
+        self.0.lock().unwrap().extend_from_slice(b);
         Ok(b.len())
     }
     fn flush(&mut self) -> std::io::Result<()> {
@@ -497,7 +497,7 @@ fn tapped_run(hosts: u32, flows: Vec<FlowSpec>, seed: u64, until: Time) -> (Vec<
     }
     let mut csv = Vec::new();
     report::write_flows(&sim, &mut csv).unwrap();
-    let pcaps = bufs.iter().map(|b| b.0.borrow().clone()).collect();
+    let pcaps = bufs.iter().map(|b| b.0.lock().unwrap().clone()).collect();
     (pcaps, csv, sim)
 }
 

@@ -667,3 +667,31 @@ fn udp_poisson_is_read_and_checked() {
         assert!(e.starts_with(want), "{e}\nwanted {want}");
     }
 }
+
+#[test]
+fn threads_are_checked_and_counted_in_the_memory_estimate() {
+    let with = |t: &str| {
+        FULL.replacen(
+            "duration = \"50ms\"\n",
+            &format!("duration = \"50ms\"\nthreads = {t}\n"),
+            1,
+        )
+    };
+    let e = parse(&with("0")).expect_err("0 threads").to_string();
+    assert!(e.starts_with("t.toml:5: threads: must be from 1 to 1024, got 0"), "{e}");
+    let e = parse(&with("\"two\"")).expect_err("a string").to_string();
+    assert!(e.starts_with("t.toml:5: threads:"), "{e}");
+    let e = parse_with(FULL, &[("threads", "5000")])
+        .expect_err("too many")
+        .to_string();
+    assert!(e.contains("threads: must be from 1 to 1024, got 5000"), "{e}");
+    let one = parse(&with("1")).unwrap();
+    let four = parse(&with("4")).unwrap();
+    assert_eq!(four.threads, Some(4));
+    let (a, b) = (one.memory_estimate(), four.memory_estimate());
+    assert_eq!(a.extra_partitions, 0);
+    assert_eq!(b.total() - a.total(), b.partitions_bytes());
+    assert!(b.partitions_bytes() >= 3 * (a.network + a.flow_count * 100), "{b}");
+    assert!(b.to_string().contains("3 more partitions"), "{b}");
+    assert_eq!(parse(FULL).unwrap().threads, None);
+}

@@ -1,0 +1,291 @@
+//! One partition of a partitioned run ([`crate::parallel`]): the simulation handles the events
+//! of the nodes it owns, hands packets bound for other partitions' nodes over as
+//! [`Transfer`]s, and orders its events by keys that do not depend on the partitioning.
+//!
+//! The key of an event is (the node whose handling scheduled it, that node's own count of
+//! events it scheduled): the same event gets the same key however the nodes are split, so the
+//! events of each node are handled in the same order, and every result is the same, for any
+//! number of partitions.
+
+use super::{FlowResult, Sim};
+use crate::event::{Event, EventQueue};
+use crate::packet::{FlowId, NodeId, Packet};
+use crate::time::Time;
+use rustc_hash::FxHashMap;
+use std::sync::Arc;
+
+/// Bits of a key that count a node's events (the node's id is above them): 2^40 events per
+/// node, and node ids up to 2^24.
+const COUNT_BITS: u32 = 40;
+
+/// A partition's own state.
+pub(crate) struct PartState {
+    /// This partition's number.
+    pub(crate) index: u16,
+    /// Each node's partition.
+    pub(crate) owner: Arc<Vec<u16>>,
+    /// Per node (and the two pseudo-nodes after them), the events it has scheduled.
+    counts: Vec<u64>,
+    /// The node whose event is being handled (its count keys what that event schedules).
+    pub(crate) cur: u32,
+    /// The pseudo-node of link failures (global events every partition handles).
+    pub(crate) link_node: u32,
+    /// The pseudo-node of queue sampling (every partition samples its own nodes).
+    sample_node: u32,
+    /// Packets sent to other partitions' nodes since the outbox was last emptied.
+    pub(crate) outbox: Vec<Transfer>,
+    /// Queue samples go on up to this time.
+    pub(crate) sample_until: Time,
+    /// When each flow that failed here failed, as (time, key of the event it failed in).
+    failures: FxHashMap<u32, (Time, u64)>,
+}
+
+impl PartState {
+    /// The next key of the node being handled.
+    #[inline]
+    pub(crate) fn next_key(&mut self) -> u64 {
+        let c = &mut self.counts[self.cur as usize];
+        *c += 1;
+        (u64::from(self.cur) << COUNT_BITS) | *c
+    }
+
+    /// A flow failed here at `at` (time and event key).
+    pub(crate) fn note_failure(&mut self, flow: FlowId, at: (Time, u64)) {
+        self.failures.insert(flow.0, at);
+    }
+}
+
+/// A packet crossing to another partition: the `Arrive` event it will be there.
+pub(crate) struct Transfer {
+    /// When it arrives (its header, for a cut-through switch).
+    pub(crate) at: Time,
+    /// Its event's order key.
+    pub(crate) key: u64,
+    /// The receiving node and port.
+    pub(crate) node: NodeId,
+    pub(crate) port: u16,
+    /// When its last bit is in.
+    pub(crate) last_bit: Time,
+    /// The packet, and its frame bytes if it has some.
+    pub(crate) packet: Packet,
+    pub(crate) frame: Option<Vec<u8>>,
+}
+
+impl Sim {
+    /// Makes this freshly built simulation partition `index` of a run whose nodes are split as
+    /// `owner` says: its events are rescheduled with partition-independent keys (the starts of
+    /// the flows whose sources it owns, and queue sampling up to `sample_until`). Call before
+    /// anything else is scheduled (link failures come after, through
+    /// [`Sim::schedule_link`]).
+    pub(crate) fn make_partition(&mut self, index: u16, owner: Arc<Vec<u16>>, sample_until: Time) {
+        let n = self.nodes.len() as u32;
+        assert!(n < (1 << (64 - COUNT_BITS)) - 2, "too many nodes for a partitioned run");
+        let mut part = PartState {
+            index,
+            owner,
+            counts: vec![0; n as usize + 2],
+            cur: 0,
+            link_node: n,
+            sample_node: n + 1,
+            outbox: Vec::new(),
+            sample_until,
+            failures: FxHashMap::default(),
+        };
+        let mut events = EventQueue::new();
+        for f in &self.flows {
+            if part.owner[f.spec.src.0 as usize] == index {
+                part.cur = f.spec.src.0;
+                events.push_keyed(f.spec.start, part.next_key(), Event::FlowStart { flow: f.spec.id });
+            }
+        }
+        if self.options.queue_sample_interval > 0 {
+            part.cur = part.sample_node;
+            events.push_keyed(0, part.next_key(), Event::Sample);
+        }
+        self.events = events;
+        self.part = Some(Box::new(part));
+    }
+
+    /// Before handling `ev` in a partition: what it schedules is keyed by its node; the
+    /// events every partition handles (link changes, samples) count once, in partition 0.
+    #[inline]
+    pub(super) fn note_partition_event(&mut self, ev: Event) {
+        let key_node = match ev {
+            Event::Arrive { node, .. }
+            | Event::Enqueue { node, .. }
+            | Event::TxDone { node, .. }
+            | Event::SwitchTimer { node, .. }
+            | Event::Pause { node, .. }
+            | Event::ModelStart { node } => node.0,
+            Event::FlowTimer { flow, side } => {
+                let s = &self.flows[flow.0 as usize].spec;
+                if side == 0 {
+                    s.src.0
+                } else {
+                    s.dst.0
+                }
+            }
+            Event::FlowStart { flow } | Event::UdpSend { flow } => self.flows[flow.0 as usize].spec.src.0,
+            Event::Link { .. } | Event::Sample => {
+                let Some(p) = self.part.as_deref_mut() else { return };
+                p.cur = if matches!(ev, Event::Link { .. }) {
+                    p.link_node
+                } else {
+                    p.sample_node
+                };
+                if p.index != 0 {
+                    self.processed -= 1;
+                }
+                return;
+            }
+        };
+        if let Some(p) = self.part.as_deref_mut() {
+            p.cur = key_node;
+        }
+    }
+
+    /// The packets this partition sent to others since the last call.
+    pub(crate) fn take_outbox(&mut self) -> Vec<Transfer> {
+        self.part
+            .as_deref_mut()
+            .map(|p| std::mem::take(&mut p.outbox))
+            .unwrap_or_default()
+    }
+
+    /// A packet from another partition: its arrival joins this partition's events.
+    pub(crate) fn accept(&mut self, t: Transfer) {
+        let id = self.pool.insert(t.packet);
+        if let Some(f) = t.frame {
+            self.pool.set_frame(id, f);
+        }
+        let rest = self.rest(id, t.at, t.last_bit);
+        self.events.push_keyed(
+            t.at,
+            t.key,
+            Event::Arrive {
+                node: t.node,
+                port: t.port,
+                pkt: id,
+                rest,
+            },
+        );
+    }
+
+    /// The earliest pending event's time (`Time::MAX` when none; ends of transmissions that
+    /// have no event are not counted: they need no handling).
+    pub(crate) fn next_event_time(&self) -> Time {
+        self.events.peek_time().unwrap_or(Time::MAX)
+    }
+
+    /// Packets this partition holds now.
+    pub(crate) fn packets_held(&self) -> usize {
+        self.pool.live()
+    }
+
+    /// Merges the partitions of a finished run into the first, as one simulation whose nodes,
+    /// flows, samples, captures and counts are the run's: each node's state from its owner,
+    /// each flow's endpoints from their hosts' owners and its result from both. `now` is
+    /// where the run stands; `peak` the most packets in flight at any window's end.
+    pub(crate) fn merge(mut parts: Vec<Sim>, now: Time, peak: usize) -> Sim {
+        let mut first = parts.remove(0);
+        let owner = first.part.as_ref().map(|p| p.owner.clone()).unwrap_or_default();
+        let part_of = |node: NodeId| usize::from(owner[node.0 as usize]);
+        // Every partition but the first, by its number (1..).
+        let mut others: Vec<Sim> = parts;
+        for i in 0..first.nodes.len() {
+            let o = part_of(NodeId(i as u32));
+            if o != 0 {
+                std::mem::swap(&mut first.nodes[i], &mut others[o - 1].nodes[i]);
+            }
+        }
+        for fi in 0..first.flows.len() {
+            let (src, dst) = (first.flows[fi].spec.src, first.flows[fi].spec.dst);
+            let (ps, pd) = (part_of(src), part_of(dst));
+            let take = |others: &mut Vec<Sim>, first: &mut Sim, p: usize| -> super::FlowState {
+                let s = if p == 0 { first } else { &mut others[p - 1] };
+                let f = &mut s.flows[fi];
+                super::FlowState {
+                    spec: f.spec,
+                    eps: [f.eps[0].take(), f.eps[1].take()],
+                    timer_at: f.timer_at,
+                    result: f.result.clone(),
+                    udp_sent: f.udp_sent,
+                    udp_next: f.udp_next,
+                }
+            };
+            let a = take(&mut others, &mut first, ps);
+            if ps == pd {
+                first.flows[fi] = a;
+                continue;
+            }
+            let mut b = take(&mut others, &mut first, pd);
+            let mut merged = a;
+            merged.eps[1] = b.eps[1].take();
+            merged.result = combine(&merged.result, &b.result);
+            // A flow that failed on both sides failed last where it failed later (as one
+            // simulation would have written it last).
+            if b.result.failed.is_some()
+                && merged.result.failed.is_some()
+                && last_failure_at(&others, &first, pd, fi) > last_failure_at(&others, &first, ps, fi)
+            {
+                merged.result.failed = b.result.failed;
+            }
+            first.flows[fi] = merged;
+        }
+        let mut samples = std::mem::take(&mut first.samples);
+        let mut processed = first.processed;
+        let mut taps = std::mem::take(&mut first.taps);
+        for s in &mut others {
+            samples.append(&mut s.samples);
+            processed += s.processed;
+            taps.append(&mut s.taps);
+        }
+        // One simulation takes its samples in time order and, at each time, node by node
+        // (or in the order of the ports it was asked to sample).
+        let rank: FxHashMap<(NodeId, u16), usize> = first
+            .options
+            .sample_ports
+            .iter()
+            .enumerate()
+            .map(|(i, &k)| (k, i))
+            .collect();
+        samples.sort_by_key(|q| {
+            let r = rank
+                .get(&(q.node, q.port))
+                .copied()
+                .unwrap_or(((q.node.0 as usize) << 16) | usize::from(q.port));
+            (q.time, r)
+        });
+        first.samples = samples;
+        first.processed = processed;
+        for n in &mut first.nodes {
+            for p in &mut n.ports {
+                p.tap = None;
+            }
+        }
+        first.taps = taps;
+        first.now = now;
+        first.peak_in_flight = Some(peak);
+        first.unscheduled_done = 0;
+        first
+    }
+}
+
+/// When a flow last failed in partition `p`, if it did.
+fn last_failure_at(others: &[Sim], first: &Sim, p: usize, flow: usize) -> Option<(Time, u64)> {
+    let s = if p == 0 { first } else { &others[p - 1] };
+    s.part.as_ref().and_then(|x| x.failures.get(&(flow as u32)).copied())
+}
+
+/// A flow's result from its source's partition (`a`) and its destination's (`b`): each field
+/// is written on one side only (counts add, times and reasons are taken where they were set).
+fn combine(a: &FlowResult, b: &FlowResult) -> FlowResult {
+    FlowResult {
+        start: a.start,
+        end: a.end.or(b.end),
+        delivered: a.delivered + b.delivered,
+        rx_packets: a.rx_packets + b.rx_packets,
+        failed: a.failed.or(b.failed),
+        delay_sum: a.delay_sum + b.delay_sum,
+    }
+}
