@@ -599,3 +599,46 @@ fn threads_split_a_run_and_give_the_same_outputs() {
     );
     assert!(!s.path().join("zero").exists());
 }
+
+#[test]
+fn placed_systems_run_partitioned_with_the_same_outputs_on_any_number_of_threads() {
+    let s = Scratch::new("sim-systems-threads");
+    let cases: &[(&str, &[&str])] = &[
+        (
+            "systems/mixed-leafspine.toml",
+            &["duration=60ms", "flows[0].duration=50ms", "flows[1].repeats=1"],
+        ),
+        ("systems/axon-ring.toml", &["duration=30ms"]),
+        ("systems/tcpu-fat-tree-dctcp.toml", &["duration=8ms"]),
+    ];
+    // (The TurboSwitch and CoSwitch scenarios are racks on one switch: one partition, as a
+    // host stays with its switch.)
+    for (file, sets) in cases {
+        let sc = scenario(file);
+        let run = |threads: &str| {
+            let out = format!("{}-{threads}", file.replace('/', "-"));
+            let mut args = vec!["sim", "run", &sc, "--out", &out, "-q", "--threads", threads];
+            args.extend(["--set", "output.plots=false"]);
+            for set in *sets {
+                args.extend(["--set", set]);
+            }
+            let o = tandem_in(s.path(), &args);
+            assert!(o.status.success(), "{file}: {}", text(&o.stderr));
+            s.join(&out)
+        };
+        let (one, three) = (run("1"), run("3"));
+        for f in ["summary.json", "flows.csv", "drops.csv"] {
+            let a = std::fs::read(one.join(f)).unwrap();
+            assert!(
+                a == std::fs::read(three.join(f)).unwrap(),
+                "{file}: {f} differs between 1 and 3 threads"
+            );
+        }
+        let summary: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(one.join("summary.json")).unwrap()).unwrap();
+        assert!(
+            summary["systems"].as_array().is_some_and(|a| !a.is_empty()),
+            "{file}: {summary}"
+        );
+    }
+}

@@ -18,7 +18,7 @@
 use crate::sim::Sim;
 use crate::time::Time;
 use crate::topology::{Shape, Topology};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Barrier, Mutex};
 
 /// How a run's nodes are split.
@@ -159,6 +159,8 @@ struct Shared {
     /// Per window parity and partition: its earliest pending event, and packets it holds.
     next: [Vec<AtomicU64>; 2],
     held: [Vec<AtomicU64>; 2],
+    /// Set when a partition's events panicked.
+    broken: AtomicBool,
 }
 
 impl Parallel {
@@ -186,6 +188,7 @@ impl Parallel {
                 mail: [0, 1].map(|_| (0..n * n).map(|_| Mutex::new(Vec::new())).collect()),
                 next: [0, 1].map(|_| (0..n).map(|_| AtomicU64::new(0)).collect()),
                 held: [0, 1].map(|_| (0..n).map(|_| AtomicU64::new(0)).collect()),
+                broken: AtomicBool::new(false),
             };
             let (start, window, owner) = (self.next, self.window, &*self.owner);
             let results: Vec<(usize, u64)> = std::thread::scope(|s| {
@@ -205,6 +208,10 @@ impl Parallel {
                 );
                 out
             });
+            assert!(
+                !shared.broken.load(Ordering::Relaxed),
+                "a partition of the run panicked (its message is above)"
+            );
             self.peak = self.peak.max(results.iter().map(|r| r.0).max().unwrap_or(0));
             self.windows += results[0].1;
             self.next = until.saturating_add(1);
@@ -255,11 +262,22 @@ fn windows(
     let (mut a, mut parity, mut peak, mut count) = (start, 0, 0, 0);
     loop {
         let b = a.saturating_add(window.saturating_sub(1)).min(until);
-        sim.run_events(b);
+        if !sh.broken.load(Ordering::Relaxed) {
+            // A partition that panics stops handling events but still meets the others at
+            // every barrier (else they would wait for it for ever); the run panics after.
+            let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| sim.run_events(b)));
+            if ran.is_err() {
+                sh.broken.store(true, Ordering::Relaxed);
+            }
+        }
         count += 1;
         let out = sim.take_outbox();
         let mut next = sim.next_event_time();
-        let held = sim.packets_held() + out.len();
+        let held = sim.packets_held()
+            + out
+                .iter()
+                .filter(|t| matches!(t.what, crate::sim::Carried::Packet { .. }))
+                .count();
         if !out.is_empty() {
             let mut by: Vec<Vec<crate::sim::Transfer>> = (0..n).map(|_| Vec::new()).collect();
             for t in out {
@@ -267,16 +285,21 @@ fn windows(
                 by[usize::from(owner[t.node.0 as usize])].push(t);
             }
             for (to, v) in by.into_iter().enumerate().filter(|(_, v)| !v.is_empty()) {
-                sh.mail[parity][me * n + to].lock().expect("mailbox").extend(v);
+                sh.mail[parity][me * n + to]
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .extend(v);
             }
         }
         sh.next[parity][me].store(next, Ordering::Relaxed);
         sh.held[parity][me].store(held as u64, Ordering::Relaxed);
         sh.barrier.wait();
         for from in 0..n {
-            let v = std::mem::take(&mut *sh.mail[parity][from * n + me].lock().expect("mailbox"));
-            for t in v {
-                sim.accept(t);
+            let v = std::mem::take(&mut *sh.mail[parity][from * n + me].lock().unwrap_or_else(|e| e.into_inner()));
+            if !sh.broken.load(Ordering::Relaxed) {
+                for t in v {
+                    sim.accept(t);
+                }
             }
         }
         let next = sh.next[parity]

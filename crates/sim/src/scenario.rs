@@ -988,12 +988,6 @@ fn build(
     };
     let tcp = build_tcp(ctx, raw.tcp)?;
     let systems = system::build_systems(ctx, raw.system, &topology, &switch, seed, kinds)?;
-    if threads.is_some() && !systems.is_empty() {
-        return Err(ctx.err(
-            &[Seg::Key("threads".into())],
-            "a partitioned run cannot place [[system]] entries yet (their models run on one thread): leave `threads` out",
-        ));
-    }
     let mut flows = Vec::new();
     for (i, v) in raw.flows.into_iter().enumerate() {
         let at = index(&[Seg::Key("flows".into())], i);

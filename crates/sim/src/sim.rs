@@ -14,7 +14,7 @@ use crate::time::{tx_time, Time};
 use crate::topology::{NodeKind, Routing, Topology};
 use crate::workload::{FlowKind, FlowSpec};
 use partition::PartState;
-pub(crate) use partition::Transfer;
+pub(crate) use partition::{Carried, Transfer};
 use rustc_hash::FxHashMap;
 use tandem_wire::ipv4::Ecn;
 
@@ -351,30 +351,43 @@ impl Sim {
     /// Attaches a model to a switch (replacing any other) and applies its watched byte and packet
     /// levels.
     pub fn attach_model(&mut self, node: NodeId, model: Box<dyn SwitchModel>) {
+        if !self.owns(node) {
+            // Another partition runs it: only what the neighbours see of it applies here.
+            return self.shape_for_model(node, model.as_ref());
+        }
+        self.shape_for_model(node, model.as_ref());
         let levels = model.watch_levels();
         let packet_levels = model.watch_packet_levels();
         let n = &mut self.nodes[node.0 as usize];
-        if let (Forwarding::CutThrough { header_bytes }, Some(h)) = (&mut n.forwarding, model.cut_through_header()) {
-            *header_bytes = h;
-        }
         let notify_idle = model.watch_port_idle();
         for p in &mut n.ports {
             p.notify_idle = notify_idle;
             p.queues.set_watch(levels.clone());
             p.queues.set_watch_packets(packet_levels.clone());
         }
-        let peers: Vec<(NodeId, u16)> = if model.pauses_peers() {
-            n.ports.iter().map(|p| (p.peer, p.peer_port)).collect()
-        } else {
-            Vec::new()
-        };
         let start = model.wants_start();
         n.model = Some(model);
-        for (peer, port) in peers {
-            self.nodes[peer.0 as usize].ports[usize::from(port)].pausable = true;
-        }
         if start {
+            if let Some(p) = &mut self.part {
+                p.cur = node.0;
+            }
             self.push_event(self.now, Event::ModelStart { node });
+        }
+    }
+
+    /// What a model on switch `node` changes that its neighbours see: the bytes after which
+    /// a cut-through switch takes a frame (when the frame's arrival there is), and the far
+    /// ports it may pause.
+    fn shape_for_model(&mut self, node: NodeId, model: &dyn SwitchModel) {
+        let n = &mut self.nodes[node.0 as usize];
+        if let (Forwarding::CutThrough { header_bytes }, Some(h)) = (&mut n.forwarding, model.cut_through_header()) {
+            *header_bytes = h;
+        }
+        if model.pauses_peers() {
+            let peers: Vec<(NodeId, u16)> = n.ports.iter().map(|p| (p.peer, p.peer_port)).collect();
+            for (peer, port) in peers {
+                self.nodes[peer.0 as usize].ports[usize::from(port)].pausable = true;
+            }
         }
     }
 
@@ -980,9 +993,11 @@ impl Sim {
                 key,
                 node: peer,
                 port: peer_port,
-                last_bit,
-                packet,
-                frame,
+                what: Carried::Packet {
+                    last_bit,
+                    packet,
+                    frame,
+                },
             });
         } else {
             let rest = self.rest(q.pkt, at, last_bit);
@@ -1038,9 +1053,25 @@ impl Sim {
             }
         }
         self.scratch_drops = drops;
-        for (port, at, duration) in pauses.drain(..) {
+        for (port, mut at, duration) in pauses.drain(..) {
             if let Some(p) = self.nodes[node.0 as usize].ports.get(usize::from(port)) {
                 let (peer, peer_port) = (p.peer, p.peer_port);
+                if let Some(part) = self.part.as_deref_mut() {
+                    // A partitioned run: the pause travels its link (no sooner than its
+                    // delay), and to another partition as a transfer.
+                    at = at.max(self.now + p.link.delay);
+                    if part.owner[peer.0 as usize] != part.index {
+                        let key = part.next_key();
+                        part.outbox.push(Transfer {
+                            at,
+                            key,
+                            node: peer,
+                            port: peer_port,
+                            what: Carried::Pause { duration },
+                        });
+                        continue;
+                    }
+                }
                 self.push_event(
                     at.max(self.now),
                     Event::Pause {

@@ -243,24 +243,3 @@ fn entries_can_be_overridden_and_removed() {
     let e = load(&[("system[0].classes", "0")]).unwrap_err().to_string();
     assert_eq!(e, "--set: system[0].classes: must be at least 1");
 }
-
-#[test]
-fn placed_systems_refuse_a_partitioned_run() {
-    let text = format!("threads = 2\n{BASE}{PLACED}");
-    let kinds: &[&dyn SystemKind] = &[&CounterKind];
-    let e = Scenario::parse_with_systems(
-        &text,
-        "s.toml",
-        "s",
-        Path::new("."),
-        &[],
-        &tandem_sim::limits::Limits::default(),
-        kinds,
-    )
-    .unwrap_err()
-    .to_string();
-    assert!(
-        e.starts_with("s.toml:1: threads: a partitioned run cannot place [[system]] entries yet"),
-        "{e}"
-    );
-}

@@ -55,20 +55,35 @@ impl PartState {
     }
 }
 
-/// A packet crossing to another partition: the `Arrive` event it will be there.
+/// What crosses to another partition: the event it will be there.
 pub(crate) struct Transfer {
-    /// When it arrives (its header, for a cut-through switch).
+    /// When it arrives (a packet's header, for a cut-through switch).
     pub(crate) at: Time,
     /// Its event's order key.
     pub(crate) key: u64,
     /// The receiving node and port.
     pub(crate) node: NodeId,
     pub(crate) port: u16,
-    /// When its last bit is in.
-    pub(crate) last_bit: Time,
-    /// The packet, and its frame bytes if it has some.
-    pub(crate) packet: Packet,
-    pub(crate) frame: Option<Vec<u8>>,
+    /// A packet, or an 802.3x PAUSE.
+    pub(crate) what: Carried,
+}
+
+/// What a [`Transfer`] carries.
+pub(crate) enum Carried {
+    /// A packet (`Event::Arrive`).
+    Packet {
+        /// When its last bit is in.
+        last_bit: Time,
+        /// The packet.
+        packet: Packet,
+        /// Its frame bytes, if it has some.
+        frame: Option<Vec<u8>>,
+    },
+    /// A PAUSE's last byte (`Event::Pause`).
+    Pause {
+        /// The pause time.
+        duration: Time,
+    },
 }
 
 impl Sim {
@@ -154,21 +169,31 @@ impl Sim {
 
     /// A packet from another partition: its arrival joins this partition's events.
     pub(crate) fn accept(&mut self, t: Transfer) {
-        let id = self.pool.insert(t.packet);
-        if let Some(f) = t.frame {
-            self.pool.set_frame(id, f);
-        }
-        let rest = self.rest(id, t.at, t.last_bit);
-        self.events.push_keyed(
-            t.at,
-            t.key,
-            Event::Arrive {
+        let ev = match t.what {
+            Carried::Packet {
+                last_bit,
+                packet,
+                frame,
+            } => {
+                let id = self.pool.insert(packet);
+                if let Some(f) = frame {
+                    self.pool.set_frame(id, f);
+                }
+                let rest = self.rest(id, t.at, last_bit);
+                Event::Arrive {
+                    node: t.node,
+                    port: t.port,
+                    pkt: id,
+                    rest,
+                }
+            }
+            Carried::Pause { duration } => Event::Pause {
                 node: t.node,
                 port: t.port,
-                pkt: id,
-                rest,
+                duration,
             },
-        );
+        };
+        self.events.push_keyed(t.at, t.key, ev);
     }
 
     /// The earliest pending event's time (`Time::MAX` when none; ends of transmissions that
