@@ -287,6 +287,40 @@ impl AxonNode {
     }
 }
 
+/// One input of an [`AxonNode`] through the shared core contract.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NodeInput {
+    /// An event of the device (a frame in, a port free, a link change).
+    Device(Event),
+    /// An input of the control plane.
+    Control(ControlInput),
+    /// Time passed: every timer due runs ([`AxonNode::on_time`]).
+    Time,
+}
+
+impl tandem_time::sansio::SansIo for AxonNode {
+    type Input<'a> = NodeInput;
+    type Output = NodeOutput;
+    type Error = std::convert::Infallible;
+
+    fn handle(&mut self, now: u64, input: NodeInput, out: &mut Vec<NodeOutput>) -> Result<(), Self::Error> {
+        match input {
+            NodeInput::Device(ev) => self.handle_device(now, ev, out),
+            NodeInput::Control(c) => self.handle_control(now, c, out),
+            NodeInput::Time => self.on_time(now, out),
+        }
+        Ok(())
+    }
+
+    fn poll_timeout(&self) -> Option<u64> {
+        AxonNode::poll_timeout(self)
+    }
+
+    fn timeout() -> NodeInput {
+        NodeInput::Time
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -389,6 +423,33 @@ mod tests {
         m.handle_control(0, ControlInput::Tick, &mut out);
         assert!(!out.iter().any(|o| matches!(o, NodeOutput::Timer { .. })), "{out:?}");
         assert_eq!(m.poll_timeout(), None);
+    }
+
+    /// Through the shared contract (`SansIo`): an ARP request in, the node's timers run by
+    /// `advance`, the answer out on port 0, as the driver-specific calls give it.
+    #[test]
+    fn the_shared_core_contract_drives_a_node_as_its_own_calls_do() {
+        use tandem_time::sansio::{advance, SansIo};
+        let frame = Event::Frame {
+            port: 0,
+            frame: arp_request(),
+        };
+        let mut by_trait = node(TxDone::Driver);
+        let mut a = Vec::new();
+        SansIo::handle(&mut by_trait, 1_000, NodeInput::Device(frame.clone()), &mut a).unwrap();
+        advance(&mut by_trait, u64::MAX / 2, &mut a).unwrap();
+        let mut by_calls = node(TxDone::Driver);
+        let mut b = Vec::new();
+        by_calls.handle_device(1_000, frame, &mut b);
+        while let Some(t) = by_calls.poll_timeout() {
+            by_calls.on_time(t, &mut b);
+        }
+        assert_eq!(a, b);
+        assert!(
+            a.iter().any(|o| matches!(o, NodeOutput::Transmit { port: 0, .. })),
+            "{a:?}"
+        );
+        assert_eq!(SansIo::poll_timeout(&by_trait), None);
     }
 
     #[test]

@@ -826,6 +826,24 @@ impl Tcpu {
     }
 }
 
+impl tandem_time::sansio::SansIo for Tcpu {
+    type Input<'a> = Event<'a>;
+    type Output = Action;
+    type Error = CoreError;
+
+    fn handle(&mut self, now: Time, input: Event<'_>, out: &mut Vec<Action>) -> Result<(), CoreError> {
+        Tcpu::handle(self, now, input, out)
+    }
+
+    /// The time of the last [`Action::WakeAt`] (the earliest time the core needs a tick).
+    fn poll_timeout(&self) -> Option<Time> {
+        self.last_wake
+    }
+
+    fn timeout() -> Event<'static> {
+        Event::Tick
+    }
+}
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -860,6 +878,13 @@ mod tests {
         fn feed(&mut self, t: Time, ev: Event<'_>) {
             let mut out = Vec::new();
             self.core.handle(t, ev, &mut out).unwrap();
+            // The shared contract's poll_timeout is the last wake the core asked for, always
+            // in the future.
+            let wake = tandem_time::sansio::SansIo::poll_timeout(&self.core);
+            if let Some(&Action::WakeAt { at }) = out.iter().rev().find(|a| matches!(a, Action::WakeAt { .. })) {
+                assert_eq!(wake, Some(at));
+            }
+            assert!(wake.is_some_and(|w| w > t), "{wake:?} at {t}");
             for a in out {
                 match a {
                     Action::WakeAt { at } => {

@@ -1,6 +1,7 @@
 //! Time in Tandem: integer picoseconds since the start of a run (or of a live driver's clock).
 //! [`units`] reads and writes quantities with units (`10Gbps`, `1.5ms`, `64KiB`) for scenario
-//! files, the command line and live drivers' configuration files alike.
+//! files, the command line and live drivers' configuration files alike. [`sansio`] is the
+//! contract every core keeps: `handle(now, input, out)` and `poll_timeout()`.
 //!
 //! A `u64` of picoseconds lasts 213 days, and one picosecond resolves a bit time at 400 Gb/s
 //! (2.5 ps) well enough that serialisation delays never round to zero. Every core (TCPU,
@@ -10,6 +11,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod sansio;
 pub mod units;
 
 /// A point in time, or a duration, in picoseconds.

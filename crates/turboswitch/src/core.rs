@@ -495,6 +495,24 @@ impl TurboSwitch {
     }
 }
 
+impl tandem_time::sansio::SansIo for TurboSwitch {
+    type Input<'a> = Event;
+    type Output = Action;
+    type Error = CoreError;
+
+    fn handle(&mut self, now: Time, input: Event, out: &mut Vec<Action>) -> Result<(), CoreError> {
+        TurboSwitch::handle(self, now, input, out)
+    }
+
+    /// The time of the pending [`Action::WakeAt`] (the oldest parked slot's timeout).
+    fn poll_timeout(&self) -> Option<Time> {
+        self.wake
+    }
+
+    fn timeout() -> Event {
+        Event::Tick
+    }
+}
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -512,8 +530,43 @@ mod tests {
     fn run(c: &mut TurboSwitch, now: Time, ev: Event) -> Vec<Action> {
         let mut out = Vec::new();
         c.handle(now, ev, &mut out).unwrap();
+        // The shared contract's poll_timeout is the wake the core asked for.
+        if let Some(&Action::WakeAt(at)) = out.iter().rev().find(|a| matches!(a, Action::WakeAt(_))) {
+            assert_eq!(tandem_time::sansio::SansIo::poll_timeout(c), Some(at));
+        }
         out.retain(|a| !matches!(a, Action::WakeAt(_)));
         out
+    }
+
+    /// `advance` feeds the reclaim timeout the core asked for, as a driver's tick would.
+    #[test]
+    fn the_shared_core_contract_runs_the_reclaim_timeout() {
+        use tandem_time::sansio::{advance, SansIo};
+        let mut c = core(Mode::Recirculate);
+        let mut out = Vec::new();
+        SansIo::handle(
+            &mut c,
+            0,
+            Event::Arrival {
+                pkt: PacketId(3),
+                bytes: 800,
+            },
+            &mut out,
+        )
+        .unwrap();
+        assert_eq!(SansIo::poll_timeout(&c), Some(MS));
+        out.clear();
+        advance(&mut c, MS - 1, &mut out).unwrap();
+        assert!(out.is_empty(), "{out:?}");
+        advance(&mut c, MS, &mut out).unwrap();
+        assert!(
+            out.contains(&Action::Drop {
+                reason: DropReason::ReclaimTimeout,
+                pkt: Some(PacketId(3))
+            }),
+            "{out:?}"
+        );
+        assert_eq!(SansIo::poll_timeout(&c), None);
     }
 
     fn split_tag(acts: &[Action]) -> Tag {
