@@ -164,8 +164,8 @@ struct Shared {
 }
 
 impl Parallel {
-    /// A run of `parts`, partition `i` made by [`Sim::make_partition`] with index `i` and
-    /// `split`'s owners.
+    /// A run of `parts`, partition `i` built as partition `i` of `split` (as
+    /// [`crate::run::build_engine`] builds them).
     pub fn new(parts: Vec<Sim>, split: &Partitioning) -> Parallel {
         Parallel {
             parts,
