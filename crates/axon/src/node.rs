@@ -300,7 +300,7 @@ pub enum NodeInput {
 
 impl tandem_time::sansio::SansIo for AxonNode {
     type Input<'a> = NodeInput;
-    type Output = NodeOutput;
+    type Output = Vec<NodeOutput>;
     type Error = std::convert::Infallible;
 
     fn handle(&mut self, now: u64, input: NodeInput, out: &mut Vec<NodeOutput>) -> Result<(), Self::Error> {

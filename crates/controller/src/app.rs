@@ -90,3 +90,72 @@ pub trait App {
         let _ = (now_ps, out);
     }
 }
+
+/// One input of an [`App`] through the shared core contract ([`AppCore`]); each is one of
+/// the app's own calls.
+#[derive(Debug, Clone, Copy)]
+pub enum AppInput<'a> {
+    /// [`App::on_switch_connected`].
+    Connected {
+        /// The switch.
+        dpid: u64,
+        /// The negotiated version.
+        version: Version,
+    },
+    /// [`App::on_switch_disconnected`].
+    Disconnected {
+        /// The switch.
+        dpid: u64,
+    },
+    /// [`App::on_packet_in`].
+    PacketIn {
+        /// The switch it came from.
+        dpid: u64,
+        /// The packet_in.
+        ev: &'a PacketInEvent,
+    },
+    /// [`App::on_message`].
+    Message {
+        /// The switch it came from.
+        dpid: u64,
+        /// The message.
+        msg: &'a Message,
+    },
+    /// Time passed: [`App::on_timeout`] runs when [`App::poll_timeout`] is due.
+    Timeout,
+}
+
+/// Any [`App`] under the shared core contract ([`tandem_time::sansio::SansIo`]): inputs are
+/// the app's calls, the output its replies, the timeout its own.
+#[derive(Debug, Clone, Default)]
+pub struct AppCore<A>(pub A);
+
+impl<A: App> tandem_time::sansio::SansIo for AppCore<A> {
+    type Input<'a> = AppInput<'a>;
+    type Output = Vec<Reply>;
+    type Error = std::convert::Infallible;
+
+    fn handle(&mut self, now: u64, input: AppInput<'_>, out: &mut Vec<Reply>) -> Result<(), Self::Error> {
+        let app = &mut self.0;
+        match input {
+            AppInput::Connected { dpid, version } => app.on_switch_connected(now, dpid, version, out),
+            AppInput::Disconnected { dpid } => app.on_switch_disconnected(now, dpid, out),
+            AppInput::PacketIn { dpid, ev } => app.on_packet_in(now, dpid, ev, out),
+            AppInput::Message { dpid, msg } => app.on_message(now, dpid, msg, out),
+            AppInput::Timeout => {
+                if app.poll_timeout().is_some_and(|t| t <= now) {
+                    app.on_timeout(now, out);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn poll_timeout(&self) -> Option<u64> {
+        self.0.poll_timeout()
+    }
+
+    fn timeout() -> AppInput<'static> {
+        AppInput::Timeout
+    }
+}

@@ -711,4 +711,39 @@ mod tests {
         assert_eq!(out.len(), 1);
         assert!(out[0].message.to_bytes().is_ok());
     }
+
+    /// Under the shared core contract (`AppCore`) the switch answers as through its own calls.
+    #[test]
+    fn the_shared_core_contract_gives_the_same_replies() {
+        use crate::app::{AppCore, AppInput};
+        use tandem_time::sansio::SansIo;
+        let mut core = AppCore(L2Switch::new(L2Config::default()));
+        let mut direct = L2Switch::new(L2Config::default());
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        SansIo::handle(
+            &mut core,
+            0,
+            AppInput::Connected {
+                dpid: 1,
+                version: Version::V1_3,
+            },
+            &mut a,
+        )
+        .unwrap();
+        direct.on_switch_connected(0, 1, Version::V1_3, &mut b);
+        for (i, (port, src, dst)) in [(1, A, B), (2, B, A), (1, A, B)].into_iter().enumerate() {
+            let e = ev(Version::V1_3, 20 + i as u32, 100, port, src, dst);
+            SansIo::handle(&mut core, 5, AppInput::PacketIn { dpid: 1, ev: &e }, &mut a).unwrap();
+            direct.on_packet_in(5, 1, &e, &mut b);
+        }
+        SansIo::handle(&mut core, 9, <AppCore<L2Switch> as SansIo>::timeout(), &mut a).unwrap();
+        SansIo::handle(&mut core, 9, AppInput::Disconnected { dpid: 1 }, &mut a).unwrap();
+        direct.on_switch_disconnected(9, 1, &mut b);
+        assert!(!a.is_empty());
+        assert_eq!(
+            a.iter().map(bytes).collect::<Vec<_>>(),
+            b.iter().map(bytes).collect::<Vec<_>>()
+        );
+        assert_eq!(SansIo::poll_timeout(&core), direct.poll_timeout());
+    }
 }

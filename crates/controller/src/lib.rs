@@ -39,7 +39,7 @@ pub mod pool;
 pub mod session;
 pub mod sink;
 
-pub use app::{App, Reply};
+pub use app::{App, AppCore, AppInput, Reply};
 pub use backend::{Backend, CpuBackend, CpuParallelBackend, ScalarBackend};
 #[cfg(feature = "cuda")]
 pub use cuda::{CudaBackend, CudaError};
@@ -47,5 +47,7 @@ pub use event::{Event, EventError, PacketInEvent};
 pub use gpu_batch::PackedBackend;
 pub use l2::{L2Config, L2Counters, L2Switch};
 pub use pool::{Pool, PoolConfig, PoolConfigError, GROUP_SIZE};
-pub use session::{Closed, Role, Session, SessionConfig, SessionCounters, SessionEvent, Transmit};
+pub use session::{
+    Closed, Role, Session, SessionConfig, SessionCounters, SessionEvent, SessionInput, SessionOutput, Transmit,
+};
 pub use sink::{DatapathBytes, EncodedReplies, ReplySink};

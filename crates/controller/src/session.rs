@@ -545,6 +545,88 @@ fn is_barrier_request(version: Version, code: u8) -> bool {
     (version == Version::V1_0 && code == 18) || (version == Version::V1_3 && code == 20)
 }
 
+/// One input of a [`Session`] through the shared core contract
+/// ([`tandem_time::sansio::SansIo`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum SessionInput<'a> {
+    /// Bytes read from the peer ([`Session::handle_input`]); the output says how many were
+    /// consumed ([`SessionOutput::Consumed`]), the driver keeps the rest.
+    Bytes(&'a [u8]),
+    /// A request of the layer above ([`Session::send`]); its xid comes back as
+    /// [`SessionOutput::Sent`].
+    Send(Body),
+    /// Time passed ([`Session::handle_timeout`]).
+    Timeout,
+}
+
+/// What a [`Session`] tells its driver through the shared core contract: what the layer above
+/// must see (owned [`SessionEvent`]s), how much input it consumed, and the bytes to write.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SessionOutput {
+    /// [`SessionEvent::Ready`].
+    Ready {
+        /// The negotiated version.
+        version: Version,
+        /// The switch's datapath id.
+        dpid: u64,
+    },
+    /// [`SessionEvent::PacketIn`].
+    PacketIn(PacketInEvent),
+    /// [`SessionEvent::Message`].
+    Message(Message),
+    /// [`SessionEvent::Raw`], copied.
+    Raw(Vec<u8>),
+    /// How many bytes of a [`SessionInput::Bytes`] were whole messages (the rest is kept).
+    Consumed(usize),
+    /// The xid a [`SessionInput::Send`] got.
+    Sent(u32),
+    /// Bytes to write to the peer ([`Session::poll_transmit`]); after every input.
+    Transmit(Transmit),
+}
+
+impl SessionOutput {
+    fn of(ev: SessionEvent<'_>) -> SessionOutput {
+        match ev {
+            SessionEvent::Ready { version, dpid } => SessionOutput::Ready { version, dpid },
+            SessionEvent::PacketIn(p) => SessionOutput::PacketIn(p),
+            SessionEvent::Message(m) => SessionOutput::Message(m),
+            SessionEvent::Raw(r) => SessionOutput::Raw(r.to_vec()),
+        }
+    }
+}
+
+/// The shared core contract. An error ([`Closed`]) ends the session: the output still holds
+/// what to write before the driver closes the connection (an error message may wait there).
+impl tandem_time::sansio::SansIo for Session {
+    type Input<'a> = SessionInput<'a>;
+    type Output = Vec<SessionOutput>;
+    type Error = Closed;
+
+    fn handle(&mut self, now: u64, input: SessionInput<'_>, out: &mut Vec<SessionOutput>) -> Result<(), Closed> {
+        let r = match input {
+            SessionInput::Bytes(buf) => self
+                .handle_input(now, buf, |ev| out.push(SessionOutput::of(ev)))
+                .map(|n| out.push(SessionOutput::Consumed(n))),
+            SessionInput::Send(body) => {
+                let xid = self.send(body);
+                out.push(SessionOutput::Sent(xid));
+                Ok(())
+            }
+            SessionInput::Timeout => self.handle_timeout(now),
+        };
+        out.extend(self.poll_transmit().map(SessionOutput::Transmit));
+        r
+    }
+
+    fn poll_timeout(&self) -> Option<u64> {
+        Session::poll_timeout(self)
+    }
+
+    fn timeout() -> SessionInput<'static> {
+        SessionInput::Timeout
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -916,5 +998,78 @@ mod tests {
             prop_assert_eq!(whole.0, seen);
             prop_assert_eq!(whole.1, c.poll_transmit().map(|t| t.bytes));
         }
+    }
+
+    /// Through the shared contract alone the two ends shake hands as through their own calls,
+    /// a request goes across, and the keepalive runs by `advance`.
+    #[test]
+    fn the_shared_core_contract_drives_a_session() {
+        use tandem_time::sansio::{advance, SansIo};
+        let cfg = SessionConfig::default();
+        let mut ends = [
+            Session::new(0, Role::Controller, cfg),
+            Session::new(0, switch(&[Version::V1_3], 42), cfg),
+        ];
+        let mut seen: [Vec<SessionOutput>; 2] = [Vec::new(), Vec::new()];
+        // Each end's first output is its hello, taken by a timeout input (nothing is due).
+        let mut wire: Vec<(usize, Vec<u8>)> = Vec::new();
+        let take = |i: usize,
+                    out: &mut Vec<SessionOutput>,
+                    wire: &mut Vec<(usize, Vec<u8>)>,
+                    seen: &mut [Vec<SessionOutput>; 2]| {
+            for o in out.drain(..) {
+                match o {
+                    SessionOutput::Transmit(t) => wire.push((1 - i, t.bytes)),
+                    other => seen[i].push(other),
+                }
+            }
+        };
+        let mut out = Vec::new();
+        for (i, end) in ends.iter_mut().enumerate() {
+            SansIo::handle(end, 0, SessionInput::Timeout, &mut out).unwrap();
+            take(i, &mut out, &mut wire, &mut seen);
+        }
+        while let Some((to, bytes)) = (!wire.is_empty()).then(|| wire.remove(0)) {
+            SansIo::handle(&mut ends[to], 0, SessionInput::Bytes(&bytes), &mut out).unwrap();
+            assert!(out.contains(&SessionOutput::Consumed(bytes.len())));
+            out.retain(|o| !matches!(o, SessionOutput::Consumed(_)));
+            take(to, &mut out, &mut wire, &mut seen);
+        }
+        for s in &seen {
+            assert_eq!(
+                s,
+                &[SessionOutput::Ready {
+                    version: Version::V1_3,
+                    dpid: 42
+                }]
+            );
+        }
+        // A request of the controller's layer above reaches the switch's as a raw message.
+        SansIo::handle(
+            &mut ends[0],
+            0,
+            SessionInput::Send(Body::FlowMod(FlowMod::default())),
+            &mut out,
+        )
+        .unwrap();
+        let Some(SessionOutput::Sent(xid)) = out.first().cloned() else {
+            panic!("{out:?}")
+        };
+        take(0, &mut out, &mut wire, &mut seen);
+        let (to, bytes) = wire.remove(0);
+        SansIo::handle(&mut ends[to], 0, SessionInput::Bytes(&bytes), &mut out).unwrap();
+        let raw = out.iter().find_map(|o| match o {
+            SessionOutput::Raw(r) => Some(r.clone()),
+            _ => None,
+        });
+        assert_eq!(Message::parse(&raw.unwrap()).unwrap().0.xid, xid);
+        out.clear();
+        // Silence: advance sends the keepalive echo at the interval, then ends the session.
+        let echo_at = SansIo::poll_timeout(&ends[0]).unwrap();
+        advance(&mut ends[0], echo_at, &mut out).unwrap();
+        assert!(matches!(out.as_slice(), [SessionOutput::Transmit(_)]), "{out:?}");
+        assert_eq!(ends[0].counters().echo_requests_sent, 1);
+        out.clear();
+        assert_eq!(advance(&mut ends[0], u64::MAX, &mut out), Err(Closed::EchoTimeout));
     }
 }

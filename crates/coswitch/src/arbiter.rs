@@ -244,6 +244,54 @@ impl<K: Hash + Eq + Copy> FlowArbiter<K> {
     }
 }
 
+/// One input of a [`FlowArbiter`] through the shared core contract
+/// ([`tandem_time::sansio::SansIo`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArbiterInput<K> {
+    /// `n` packets of flow `key` seen together ([`FlowArbiter::on_packets`]; 1 for a packet).
+    Packets {
+        /// The flow.
+        key: K,
+        /// How many packets.
+        n: u64,
+    },
+    /// A new threshold from Flow-Prediction ([`FlowArbiter::set_threshold`]).
+    Threshold(u32),
+    /// Forget flows idle past the timeout ([`FlowArbiter::expire`]); the driver chooses when.
+    Sweep,
+}
+
+/// The shared core contract. The arbiter is driven by packets, not by time: its output is the
+/// verdict for each `Packets` input, with the flow's key, and it never asks for a timeout
+/// (`poll_timeout` is `None`); the driver feeds `Sweep` ([`SansIo::timeout`]) as often as it
+/// wants idle state forgotten (the simulation model every second).
+///
+/// [`SansIo::timeout`]: tandem_time::sansio::SansIo::timeout
+impl<K: Hash + Eq + Copy> tandem_time::sansio::SansIo for FlowArbiter<K> {
+    type Input<'a> = ArbiterInput<K>;
+    type Output = Vec<(K, Verdict)>;
+    type Error = std::convert::Infallible;
+
+    fn handle(&mut self, now: Time, input: ArbiterInput<K>, out: &mut Vec<(K, Verdict)>) -> Result<(), Self::Error> {
+        match input {
+            ArbiterInput::Packets { key, n } => out.push((key, self.on_packets(now, key, n))),
+            ArbiterInput::Threshold(t) => self.set_threshold(t),
+            ArbiterInput::Sweep => {
+                self.expire(now);
+            }
+        }
+        Ok(())
+    }
+
+    fn poll_timeout(&self) -> Option<Time> {
+        None
+    }
+
+    fn timeout() -> ArbiterInput<K> {
+        ArbiterInput::Sweep
+    }
+}
+
 #[cfg(test)]
 mod bulk_tests {
     use super::*;
@@ -379,5 +427,33 @@ mod tests {
             prop_assert!(s.elephant_packets <= s.packets);
             prop_assert!(s.elephants <= s.flows);
         }
+    }
+
+    /// Through the shared contract the arbiter answers as its own calls do.
+    #[test]
+    fn the_shared_core_contract_gives_the_same_verdicts() {
+        use tandem_time::sansio::SansIo;
+        let (mut by_trait, mut direct) = (arb(3), arb(3));
+        let mut out = Vec::new();
+        for (i, key) in [1u32, 2, 1, 1, 2, 1].into_iter().enumerate() {
+            let now = i as Time * MS;
+            SansIo::handle(&mut by_trait, now, ArbiterInput::Packets { key, n: 1 }, &mut out).unwrap();
+            assert_eq!(out.pop(), Some((key, direct.on_packet(now, key))));
+        }
+        SansIo::handle(&mut by_trait, 6 * MS, ArbiterInput::Threshold(2), &mut out).unwrap();
+        direct.set_threshold(2);
+        SansIo::handle(&mut by_trait, 6 * MS, ArbiterInput::Packets { key: 2, n: 1 }, &mut out).unwrap();
+        assert_eq!(out.pop(), Some((2, direct.on_packet(6 * MS, 2))));
+        assert!(out.is_empty());
+        SansIo::handle(
+            &mut by_trait,
+            3 * SEC,
+            <FlowArbiter<u32> as SansIo>::timeout(),
+            &mut out,
+        )
+        .unwrap();
+        assert_eq!(by_trait.tracked_flows(), 0);
+        assert_eq!(SansIo::poll_timeout(&by_trait), None);
+        assert_eq!(by_trait.stats().packets, direct.stats().packets);
     }
 }

@@ -32,7 +32,7 @@ pub mod openflow;
 pub mod prediction;
 pub mod types;
 
-pub use crate::arbiter::{ArbiterConfig, ArbiterStats, FlowArbiter, Verdict};
+pub use crate::arbiter::{ArbiterConfig, ArbiterInput, ArbiterStats, FlowArbiter, Verdict};
 pub use crate::marking::Mark;
 #[cfg(feature = "sim")]
 pub use crate::model::experiments;

@@ -239,6 +239,29 @@ impl FlowPrediction {
     }
 }
 
+/// The shared core contract: the input is a period's report (`None`: time passed, which
+/// changes nothing; the controller is driven by reports), the output each new threshold.
+impl tandem_time::sansio::SansIo for FlowPrediction {
+    type Input<'a> = Option<&'a LoadReport>;
+    type Output = Vec<u32>;
+    type Error = std::convert::Infallible;
+
+    fn handle(&mut self, now: Time, input: Option<&LoadReport>, out: &mut Vec<u32>) -> Result<(), Self::Error> {
+        if let Some(t) = input.and_then(|r| self.on_report(now, r)) {
+            out.push(t);
+        }
+        Ok(())
+    }
+
+    fn poll_timeout(&self) -> Option<Time> {
+        None
+    }
+
+    fn timeout() -> Option<&'static LoadReport> {
+        None
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -368,5 +391,23 @@ mod tests {
         ] {
             assert!(FlowPrediction::new(cfg).is_err());
         }
+    }
+
+    /// Through the shared contract: a report that moves the threshold outputs it.
+    #[test]
+    fn the_shared_core_contract_outputs_each_new_threshold() {
+        use tandem_time::sansio::SansIo;
+        let (mut by_trait, mut direct) = (ctl(), ctl());
+        let mut out = Vec::new();
+        for r in [report(0.9, 0.2), report(0.52, 0.5), report(0.2, 0.9)] {
+            SansIo::handle(&mut by_trait, 0, Some(&r), &mut out).unwrap();
+            if let Some(t) = direct.on_report(0, &r) {
+                assert_eq!(out.pop(), Some(t));
+            }
+            assert!(out.is_empty());
+        }
+        SansIo::handle(&mut by_trait, 0, None, &mut out).unwrap();
+        assert!(out.is_empty());
+        assert_eq!(by_trait.threshold(), direct.threshold());
     }
 }

@@ -828,7 +828,7 @@ impl Tcpu {
 
 impl tandem_time::sansio::SansIo for Tcpu {
     type Input<'a> = Event<'a>;
-    type Output = Action;
+    type Output = Vec<Action>;
     type Error = CoreError;
 
     fn handle(&mut self, now: Time, input: Event<'_>, out: &mut Vec<Action>) -> Result<(), CoreError> {

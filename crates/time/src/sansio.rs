@@ -3,8 +3,10 @@
 //! needs time. No clock, socket, thread or global inside; the simulator's adapter and the live
 //! driver are thin loops around the same value (as quinn-proto's `Connection` is for QUIC).
 //!
-//! Implemented by TCPU's `Tcpu`, TurboSwitch's `TurboSwitch` and Axon's `AxonNode`; [`advance`]
-//! is the loop every driver writes around [`SansIo::poll_timeout`].
+//! Implemented by every core: TCPU's `Tcpu`, TurboSwitch's `TurboSwitch`, Axon's `AxonNode`,
+//! the simulator's `TcpEndpoint`, CoSwitch's `FlowArbiter` and `FlowPrediction`, and the
+//! controller's `Session` and `AppCore` (any `App`); [`advance`] is the loop every driver
+//! writes around [`SansIo::poll_timeout`].
 
 use crate::Time;
 
@@ -12,13 +14,15 @@ use crate::Time;
 pub trait SansIo {
     /// What it is fed: a frame, a message, a report, or "time passed" ([`SansIo::timeout`]).
     type Input<'a>;
-    /// What it asks its driver to do.
+    /// Where it appends what it asks its driver to do: a caller-owned collection, usually a
+    /// `Vec` of the core's actions (a TCP endpoint's has two lists: segments and events).
     type Output;
-    /// Why an input was refused (the core's state is unchanged then).
+    /// Why an input was refused or ended the core (each core's documentation says which; a
+    /// refused input leaves the state unchanged).
     type Error;
 
     /// Feeds `input` at `now` (non-decreasing from call to call) and appends the outputs.
-    fn handle(&mut self, now: Time, input: Self::Input<'_>, out: &mut Vec<Self::Output>) -> Result<(), Self::Error>;
+    fn handle(&mut self, now: Time, input: Self::Input<'_>, out: &mut Self::Output) -> Result<(), Self::Error>;
 
     /// The earliest time at which the core wants to be fed [`SansIo::timeout`], if any. Feeding
     /// it earlier or more often is harmless; later delays what the core does then.
@@ -31,7 +35,7 @@ pub trait SansIo {
 /// Feeds `core` its timeouts, in time order, up to and including `until` (those that handling
 /// one asks for included); stops early at an error. A driver calls it before it feeds an input
 /// at `until`.
-pub fn advance<C: SansIo>(core: &mut C, until: Time, out: &mut Vec<C::Output>) -> Result<(), C::Error> {
+pub fn advance<C: SansIo>(core: &mut C, until: Time, out: &mut C::Output) -> Result<(), C::Error> {
     let mut last = None;
     while let Some(t) = core.poll_timeout().filter(|&t| t <= until) {
         if last.is_some_and(|l| t <= l) {
@@ -58,7 +62,7 @@ mod tests {
 
     impl SansIo for Ticker {
         type Input<'a> = Option<u32>;
-        type Output = Time;
+        type Output = Vec<Time>;
         type Error = ();
         fn handle(&mut self, now: Time, input: Option<u32>, out: &mut Vec<Time>) -> Result<(), ()> {
             match input {
@@ -105,7 +109,7 @@ mod tests {
         struct Stuck;
         impl SansIo for Stuck {
             type Input<'a> = ();
-            type Output = ();
+            type Output = Vec<()>;
             type Error = ();
             fn handle(&mut self, _: Time, _: (), out: &mut Vec<()>) -> Result<(), ()> {
                 out.push(());

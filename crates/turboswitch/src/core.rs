@@ -497,7 +497,7 @@ impl TurboSwitch {
 
 impl tandem_time::sansio::SansIo for TurboSwitch {
     type Input<'a> = Event;
-    type Output = Action;
+    type Output = Vec<Action>;
     type Error = CoreError;
 
     fn handle(&mut self, now: Time, input: Event, out: &mut Vec<Action>) -> Result<(), CoreError> {

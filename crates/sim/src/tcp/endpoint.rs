@@ -3,7 +3,7 @@
 use super::cc::{new_congestion_control, AckInfo, CongestionControl};
 use super::intervals::IntervalSet;
 use super::seq::{initial_seq, to_wire, unwrap_seq};
-use super::{FailReason, FlowIds, SynOptions, TcpEvent, TcpOutput, TcpStats};
+use super::{FailReason, FlowIds, SynOptions, TcpEvent, TcpInput, TcpOutput, TcpStats};
 use crate::config::{CcAlgo, DelayedAck, TcpConfig, TcpFlavor};
 use crate::packet::{Packet, Proto, L2_L3_HEADER, MAX_SACK, TCP_HEADER};
 use crate::time::{Time, SEC, US};
@@ -1706,5 +1706,31 @@ impl TcpEndpoint {
         let srtt = self.srtt.unwrap_or(r);
         let rto = srtt.saturating_add(CLOCK_GRANULARITY.max(self.rttvar.saturating_mul(4)));
         self.rto_base = rto.max(self.cfg.min_rto).min(self.cfg.max_rto);
+    }
+}
+
+/// The shared core contract: each input is one of the endpoint's own calls, the output its
+/// [`TcpOutput`] (segments and application events), the timeout [`TcpEndpoint::next_timer`].
+impl tandem_time::sansio::SansIo for TcpEndpoint {
+    type Input<'a> = TcpInput<'a>;
+    type Output = TcpOutput;
+    type Error = std::convert::Infallible;
+
+    fn handle(&mut self, now: Time, input: TcpInput<'_>, out: &mut TcpOutput) -> Result<(), Self::Error> {
+        match input {
+            TcpInput::Segment(pkt) => self.on_packet(now, pkt, out),
+            TcpInput::Send(bytes) => self.send(now, bytes, out),
+            TcpInput::Close => self.close(now, out),
+            TcpInput::Timeout => self.on_timer(now, out),
+        }
+        Ok(())
+    }
+
+    fn poll_timeout(&self) -> Option<Time> {
+        self.next_timer()
+    }
+
+    fn timeout() -> TcpInput<'static> {
+        TcpInput::Timeout
     }
 }

@@ -149,6 +149,20 @@ pub enum TcpEvent {
     Failed(FailReason),
 }
 
+/// One input of a [`TcpEndpoint`] through the shared core contract
+/// ([`tandem_time::sansio::SansIo`]); each is one of the endpoint's own calls.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum TcpInput<'a> {
+    /// A packet for this connection arrived ([`TcpEndpoint::on_packet`]).
+    Segment(&'a Packet),
+    /// The application appends bytes to the send stream ([`TcpEndpoint::send`]).
+    Send(u64),
+    /// The application closes its sending direction ([`TcpEndpoint::close`]).
+    Close,
+    /// Time passed: every timer due runs ([`TcpEndpoint::on_timer`]).
+    Timeout,
+}
+
 /// What one call produced. The caller drains or clears it between calls; endpoints only append.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct TcpOutput {

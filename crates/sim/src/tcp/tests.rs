@@ -1817,3 +1817,102 @@ fn bytes_beyond_the_largest_stream_are_ignored() {
     let net = run(sc, no_drops());
     assert!(net.server().stats().bytes_delivered > 500 * MSS);
 }
+
+/// Through the shared core contract alone (`SansIo::handle` for segments and the
+/// application's calls, `advance` for timers), over a lossless 17 us delay line: the
+/// handshake, 1 MB and the close complete, and the same endpoints driven by their own calls
+/// send the same segments at the same times.
+#[test]
+fn a_transfer_runs_through_the_shared_core_contract() {
+    use tandem_time::sansio::{advance, SansIo};
+    const DELAY: Time = 17 * US;
+    let ids = FlowIds {
+        flow: FlowId(3),
+        local: NodeId(1),
+        remote: NodeId(2),
+        local_port: 40_000,
+        remote_port: 5001,
+    };
+    // Every (time, sender, segment) and every (time, node, event).
+    type Log = (Vec<(Time, usize, Packet)>, Vec<(Time, usize, TcpEvent)>);
+    fn drive(ids: FlowIds, by_trait: bool) -> Log {
+        let cfg = TcpConfig::default();
+        let mut out = TcpOutput::new();
+        let mut eps: [Option<TcpEndpoint>; 2] = [Some(TcpEndpoint::connect(cfg, ids, 0, &mut out)), None];
+        let mut wire: VecDeque<(Time, usize, Packet)> = VecDeque::new();
+        let (mut sent, mut events) = (Vec::new(), Vec::new());
+        let mut now = 0;
+        let mut from = 0;
+        for _ in 0..100_000 {
+            for p in out.packets.drain(..) {
+                sent.push((now, from, p));
+                wire.push_back((now + DELAY, 1 - from, p));
+            }
+            let evs: Vec<TcpEvent> = out.events.drain(..).collect();
+            for ev in evs {
+                events.push((now, from, ev));
+                let ep = eps[from].as_mut().unwrap();
+                let input = match (from, ev) {
+                    (0, TcpEvent::Connected) => Some(TcpInput::Send(1_000_000)),
+                    (0, TcpEvent::SendComplete) | (1, TcpEvent::PeerClosed) => Some(TcpInput::Close),
+                    _ => None,
+                };
+                match input {
+                    Some(i) if by_trait => SansIo::handle(ep, now, i, &mut out).unwrap(),
+                    Some(TcpInput::Send(b)) => ep.send(now, b, &mut out),
+                    Some(_) => ep.close(now, &mut out),
+                    None => {}
+                }
+            }
+            if !out.packets.is_empty() || !out.events.is_empty() {
+                continue;
+            }
+            // The next thing to happen: a segment arriving or a timer, the lower node first.
+            let timer = |i: usize| eps[i].as_ref().and_then(SansIo::poll_timeout);
+            let next = [
+                wire.front().map(|w| (w.0, 2)),
+                timer(0).map(|t| (t, 0)),
+                timer(1).map(|t| (t, 1)),
+            ]
+            .into_iter()
+            .flatten()
+            .min();
+            let Some((t, what)) = next else { break };
+            now = t;
+            if what < 2 {
+                from = what;
+                let ep = eps[what].as_mut().unwrap();
+                if by_trait {
+                    advance(ep, now, &mut out).unwrap();
+                } else {
+                    ep.on_timer(now, &mut out);
+                }
+                continue;
+            }
+            let (_, to, p) = wire.pop_front().unwrap();
+            from = to;
+            match eps[to].as_mut() {
+                Some(ep) if by_trait => SansIo::handle(ep, now, TcpInput::Segment(&p), &mut out).unwrap(),
+                Some(ep) => ep.on_packet(now, &p, &mut out),
+                None => eps[to] = Some(TcpEndpoint::accept(cfg, ids.reversed(), &p, now, &mut out)),
+            }
+        }
+        (sent, events)
+    }
+    let (sent, events) = drive(ids, true);
+    for node in 0..2 {
+        assert!(
+            events.iter().any(|e| e.1 == node && e.2 == TcpEvent::Closed),
+            "{node}: {events:?}"
+        );
+    }
+    assert!(events
+        .iter()
+        .any(|e| e.1 == 1 && e.2 == TcpEvent::Delivered { total: 1_000_000 }));
+    // Timers ran through `advance` (delayed ACKs at least).
+    assert!(
+        sent.iter().any(|s| s.1 == 1 && s.0 % DELAY != 0),
+        "no segment sent on a timer"
+    );
+    assert_eq!((sent, events), drive(ids, false));
+}
