@@ -12,7 +12,8 @@ cd "$(dirname "$0")/.."
 range="$1"; shift
 first="${range%..*}"; last="${range#*..}"
 bench/ns3/build.sh >/dev/null
-cargo build --release -q -p tandem-cli -p tandem-sim --example ns3_compare
+cargo build --release -q -p tandem-cli --bin tandem
+cargo build --release -q -p tandem-sim --example ns3_compare
 t="${CARGO_TARGET_DIR:-target}/release"
 root=bench/out/seeds
 for n in "$@"; do

@@ -90,6 +90,20 @@ Max(const std::vector<double>& v)
     return v.empty() ? 0.0 : *std::max_element(v.begin(), v.end());
 }
 
+// The longest run of consecutive samples at or above `level` (a queue held full: drop-tail
+// lock-out episodes, where one input takes every freed slot).
+inline uint64_t
+LongestRunAtLeast(const std::vector<double>& v, double level)
+{
+    uint64_t best = 0, cur = 0;
+    for (double x : v)
+    {
+        cur = x >= level ? cur + 1 : 0;
+        best = std::max(best, cur);
+    }
+    return best;
+}
+
 // ---------------------------------------------------------------------------------------------
 // JSON writer: an ordered list of key -> already-serialised value.
 // ---------------------------------------------------------------------------------------------

@@ -1362,7 +1362,8 @@ main(int argc, char* argv[])
             .UInt("queue_samples", s.size())
             .Num("queue_mean_pkts", Mean(s))
             .Num("queue_p99_pkts", Percentile(s, 99))
-            .Num("queue_max_pkts", Max(s));
+            .Num("queue_max_pkts", Max(s))
+            .UInt("queue_full_run_max_samples", LongestRunAtLeast(s, p->q.limit - 1.0));
         if (!host && p->q.kind == QueueKind::Threshold)
         {
             j.UInt("marking_rule_checked", p->ruleChecked)
