@@ -35,10 +35,10 @@ def ns3_row(path):
         statistics.mean(f["fct_s"] for f in done) * 1e3,
         sum(1 for f in done if f["tcp_stats"]["syn_retransmits"] > 0),
         None if run is None else run * SAMPLE_MS,
-    )
+    ), port["limit_pkts"]
 
 
-def tandem_row(seed, out):
+def tandem_row(seed, out, limit):
     if not os.path.exists(os.path.join(out, "flows.csv")):
         subprocess.run(
             [TANDEM, "sim", "run", SCENARIO, "--seed", str(seed), "--out", out, "-q"],
@@ -47,7 +47,7 @@ def tandem_row(seed, out):
     best = cur = 0
     for r in csv.DictReader(open(os.path.join(out, "queues.csv"))):
         if r["node"] == "s1" and r["port"] == "1":
-            cur = cur + 1 if int(r["packets"]) >= 99 else 0
+            cur = cur + 1 if int(r["packets"]) >= limit - 1 else 0
             best = max(best, cur)
     return (
         len(done),
@@ -63,7 +63,8 @@ for name in sorted(os.listdir(ROOT), key=lambda n: int(n.split("-")[1])):
     path = os.path.join(ROOT, name, "ns3-multihop.json")
     if not os.path.exists(path) or os.path.getsize(path) == 0:
         continue
-    rows.append((seed, ns3_row(path), tandem_row(seed, os.path.join(ROOT, name, "tandem-run"))))
+    ns3, limit = ns3_row(path)
+    rows.append((seed, ns3, tandem_row(seed, os.path.join(ROOT, name, "tandem-run"), limit)))
 
 print("| seed | short flows | FCT mean of completed flows (ms), ns-3 / Tandem | flows with SYN retransmitted, ns-3 / Tandem "
       "| longest full-queue run at s1:1 (ms), ns-3 / Tandem |")

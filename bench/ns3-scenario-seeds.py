@@ -45,16 +45,10 @@ def tandem_side(out):
     dur = s["duration_s"]
     flows = list(csv.DictReader(open(os.path.join(out, "flows.csv"))))
     rates = [int(f["delivered"]) * 8 / (dur - float(f["start_s"])) / 1e6 for f in flows]
-    q = [int(r["packets"]) for r in csv.DictReader(open(os.path.join(out, "queues.csv")))
-         if (r["node"], r["port"]) == first_port(out)]
+    rows = list(csv.DictReader(open(os.path.join(out, "queues.csv"))))
+    q = [int(r["packets"]) for r in rows if (r["node"], r["port"]) == (rows[0]["node"], rows[0]["port"])]
     return dict(goodput=s["delivered_bytes"] * 8 / dur / 1e6, jain=jain(rates), timeouts=s["timeouts"],
                 drops=s["drops"], marks=s["ecn_marked"], queue=statistics.mean(q) if q else None)
-
-
-def first_port(out):
-    with open(os.path.join(out, "queues.csv")) as f:
-        r = next(csv.DictReader(f), None)
-    return (r["node"], r["port"]) if r else None
 
 
 rows = []
