@@ -60,7 +60,10 @@ pub enum TcpFlavor {
     /// `m_cWndCnt`) and the ACK that ends fast recovery counts towards it (`ProcessAck` calls
     /// `IncreaseWindow` once the state is open again); DCTCP's alpha stays at 1 until the first
     /// window is acknowledged (`TcpDctcp::PktsAcked`) and its receiver does not ACK a segment
-    /// at once because its CE mark changed (`CeState0to1` sends only the delayed ACK); after
+    /// at once because its CE mark changed (`CeState0to1` sends only an ACK for RCV.NXT as it
+    /// was before the previous segment, and only if the last ACK was delayed); ECE counts only
+    /// on an ACK that advances SND.UNA and cuts in any state but CWR, also on the first ACK
+    /// after a timeout (`ReceivedAck` -> `EnterCwr`), before DCTCP's alpha sees that ACK; after
     /// a retransmitted SYN or SYN-ACK the connection opens with the full
     /// initial window, not one segment (RFC 5681 §3.1, Linux); its options are laid out as
     /// ns-3 lays them (no MSS option, no NOPs, the list padded once: see

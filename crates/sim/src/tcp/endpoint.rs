@@ -125,7 +125,10 @@ pub struct TcpEndpoint {
     /// An ECE reduction's window (RFC 3168 CWR) is still being acknowledged: cwnd does not
     /// grow until SND.UNA passes `ecn_high` (Linux's and ns-3's CWR state).
     in_cwr: bool,
+    /// The next new data segment carries CWR.
     cwr_pending: bool,
+    /// [`TcpFlavor::Ns3`]: offset of the last segment sent with CWR (`m_ecnCWRSeq`).
+    cwr_seq: u64,
 
     // ---- RTT / RTO ----
     srtt: Option<Time>,
@@ -164,6 +167,18 @@ pub struct TcpEndpoint {
     ece_pending: bool,
     /// RFC 8257 receiver: CE state of the last data packet.
     ce_state: bool,
+    /// [`TcpFlavor::Ns3`] DCTCP receiver (`TcpDctcp`): RCV.NXT as it was before the last
+    /// ECN-capable data segment (`m_priorRcvNxt`; [`u64::MAX`] until the first), which the
+    /// ACK sent on a change of CE state acknowledges.
+    prior_rcv_nxt: u64,
+    /// [`TcpFlavor::Ns3`] DCTCP receiver: the last ACK decision was to delay
+    /// (`m_delayedAckReserved`: set when a segment waits for the delayed ACK or the timer
+    /// fires, cleared when an ACK goes out at once).
+    delack_reserved: bool,
+    /// [`TcpFlavor::Ns3`] receiver: sequence offset of the last segment whose CE mark counted
+    /// (`m_ecnCESeq`; 0 until the first, below every data offset); a CE mark on a segment at or
+    /// below it counts as no CE.
+    ce_seq: u64,
 
     // ---- bookkeeping ----
     complete_reported: u64,
@@ -220,6 +235,7 @@ impl TcpEndpoint {
             ecn_high: 0,
             in_cwr: false,
             cwr_pending: false,
+            cwr_seq: 0,
             srtt: None,
             rttvar: 0,
             rto_base: cfg.init_rto.max(cfg.min_rto).min(cfg.max_rto),
@@ -245,6 +261,9 @@ impl TcpEndpoint {
             ack_now: false,
             ece_pending: false,
             ce_state: false,
+            prior_rcv_nxt: u64::MAX,
+            delack_reserved: false,
+            ce_seq: 0,
             complete_reported: 0,
             closed_reported: false,
             stats,
@@ -364,6 +383,8 @@ impl TcpEndpoint {
         }
         if self.delack_at.is_some_and(|t| t <= now) {
             self.delack_at = None;
+            // ns-3's `DelAckTimeout` raises CA_EVENT_DELAYED_ACK.
+            self.delack_reserved = true;
             self.send_ack(now, out);
         }
         if self.persist_at.is_some_and(|t| t <= now) {
@@ -814,7 +835,17 @@ impl TcpEndpoint {
         if ack > self.ecn_high {
             self.in_cwr = false;
         }
-        let reduce = ece && self.recovery == Recovery::None && !was_recovery && ack > self.ecn_high;
+        let ns3 = self.cfg.flavor == TcpFlavor::Ns3;
+        let reduce = if ns3 {
+            self.ns3_ecn_echo(ece, acked, ack, was_recovery)
+        } else {
+            ece && self.recovery == Recovery::None && !was_recovery && ack > self.ecn_high
+        };
+        if reduce && ns3 {
+            // ns-3 cuts (`EnterCwr`) before the ACK reaches the congestion control
+            // (`PktsAcked`, which may update DCTCP's alpha); Linux after.
+            self.ecn_reduce(now);
+        }
         // ns-3 3.37 hands the ACK that ends fast recovery to the congestion control with every
         // segment it acknowledges, right after setting cwnd to ssthresh (`ProcessAck`:
         // `exitedFastRecovery`, the state is CA_OPEN again, then `IncreaseWindow(segsAcked)`).
@@ -838,13 +869,9 @@ impl TcpEndpoint {
             snd_max: self.snd_max,
         };
         self.cc.on_ack(now, &info);
-        if reduce {
-            let flight = self.snd_max - self.snd_una;
-            self.cc.on_ecn_echo(now, flight);
-            self.ecn_high = self.snd_max;
-            self.in_cwr = true;
+        if reduce && !ns3 {
+            self.ecn_reduce(now);
             self.cwr_pending = true;
-            self.stats.ecn_reductions += 1;
         }
         if let Some(a) = self.cc.alpha() {
             self.stats.dctcp_alpha = a;
@@ -863,6 +890,39 @@ impl TcpEndpoint {
         true
     }
 
+    /// The window's ECN reduction: cut cwnd, and hold it (CWR) until SND.MAX is acknowledged.
+    fn ecn_reduce(&mut self, now: Time) {
+        let flight = self.snd_max - self.snd_una;
+        self.cc.on_ecn_echo(now, flight);
+        self.ecn_high = self.snd_max;
+        self.in_cwr = true;
+        self.stats.ecn_reductions += 1;
+    }
+
+    /// [`TcpFlavor::Ns3`]'s sender on an ACK (ns-3 3.37's `TcpSocketBase::ReceivedAck`): ECE
+    /// counts only on an ACK that advances SND.UNA, and it starts a reduction in any state but
+    /// CWR itself, also right after a timeout (`CA_LOSS` -> `CA_CWR`), where Linux waits for the
+    /// window sent before it. Such an ACK also asks for CWR on the next new data segment, once
+    /// it acknowledges the last one sent with CWR (`m_ecnEchoSeq > m_ecnCWRSeq` in
+    /// `SendDataPacket`); an ACK without ECE withdraws that (`ECN_ECE_RCVD` -> `ECN_IDLE`).
+    /// Returns whether to cut. Fast recovery is left alone: ns-3 would leave it for CWR.
+    fn ns3_ecn_echo(&mut self, ece: bool, acked: u64, ack: u64, was_recovery: bool) -> bool {
+        if !self.ecn_ok {
+            return false;
+        }
+        if ece && acked > 0 {
+            if ack > self.cwr_seq {
+                self.cwr_pending = true;
+            }
+            !self.in_cwr && self.recovery == Recovery::None && !was_recovery
+        } else {
+            if !ece {
+                self.cwr_pending = false;
+            }
+            false
+        }
+    }
+
     fn enter_recovery(&mut self, now: Time, out: &mut TcpOutput) {
         let flight = self.snd_max - self.snd_una;
         self.cc.on_congestion_event(now, flight);
@@ -870,7 +930,7 @@ impl TcpEndpoint {
         self.recover = self.snd_max;
         self.stats.fast_recoveries += 1;
         self.stats.fast_retransmits += 1;
-        if self.ecn_ok {
+        if self.ecn_ok && self.cfg.flavor == TcpFlavor::Linux {
             // A loss reduction also counts as the window's congestion response (RFC 3168 §6.1.2).
             self.cwr_pending = true;
             self.ecn_high = self.snd_max;
@@ -950,8 +1010,13 @@ impl TcpEndpoint {
         self.rxt_sent.clear();
         self.rxt_lost.clear();
         if self.ecn_ok {
-            self.cwr_pending = true;
-            self.ecn_high = self.snd_max;
+            if self.cfg.flavor == TcpFlavor::Linux {
+                self.cwr_pending = true;
+                self.ecn_high = self.snd_max;
+            } else {
+                // ns-3's timeout leaves any CWR state for CA_LOSS, where ECE may cut again.
+                self.in_cwr = false;
+            }
         }
         self.snd_nxt = self.snd_una;
         self.timed = None;
@@ -1393,6 +1458,7 @@ impl TcpEndpoint {
         if self.cwr_pending && !retx && payload > 0 {
             flags |= Flags::CWR;
             self.cwr_pending = false;
+            self.cwr_seq = s;
         }
         let payload32 = payload.min(u64::from(u32::MAX)) as u32;
         let mut p = self.build(now, s, flags, payload32);
@@ -1424,6 +1490,20 @@ impl TcpEndpoint {
             return;
         }
         let p = self.build(now, self.snd_max, Flags::ACK, 0);
+        self.stats.pure_acks_sent += 1;
+        out.packets.push(p);
+    }
+
+    /// A pure ACK for `ack` (an offset at or below RCV.NXT) instead of RCV.NXT; it cancels the
+    /// delayed ACK as any ACK does.
+    fn send_ack_for(&mut self, now: Time, ack: u64, out: &mut TcpOutput) {
+        if self.phase != Phase::Open {
+            return;
+        }
+        let last = self.last_ack_sent;
+        let mut p = self.build(now, self.snd_max, Flags::ACK, 0);
+        p.ack = to_wire(self.irs, ack);
+        self.last_ack_sent = last.max(ack);
         self.stats.pure_acks_sent += 1;
         out.packets.push(p);
     }
@@ -1561,7 +1641,11 @@ impl TcpEndpoint {
             self.ts_recent = pkt.ts_val;
         }
         if self.ecn_ok {
-            if self.dctcp {
+            if self.dctcp && self.cfg.flavor == TcpFlavor::Ns3 {
+                if len > 0 && pkt.ecn != Ecn::NotEct {
+                    self.ns3_dctcp_ce_event(now, ce, seq, out);
+                }
+            } else if self.dctcp {
                 if len > 0 && ce != self.ce_state {
                     // RFC 8257 §3.2: on a CE change, first ACK what was delayed with the old
                     // state, then ACK this segment at once with the new one.
@@ -1569,9 +1653,7 @@ impl TcpEndpoint {
                         self.send_ack(now, out);
                     }
                     self.ce_state = ce;
-                    if self.cfg.flavor == TcpFlavor::Linux {
-                        self.ack_now = true;
-                    }
+                    self.ack_now = true;
                 }
             } else {
                 if pkt.has(Flags::CWR) {
@@ -1621,11 +1703,13 @@ impl TcpEndpoint {
                         }
                     }
                 }
+                self.delack_reserved = !self.ack_now;
             } else {
                 self.ooo.insert(s, e, |_, _| {});
                 self.stats.out_of_order_arrivals += 1;
                 self.note_sack_arrival(s);
                 self.ack_now = true;
+                self.delack_reserved = false;
             }
         } else if !pkt.has(Flags::FIN) && seq < self.rcv_nxt {
             // A window probe or keep-alive: answer with an ACK.
@@ -1646,6 +1730,26 @@ impl TcpEndpoint {
                 out.events.push(TcpEvent::PeerClosed);
             }
         }
+    }
+
+    /// [`TcpFlavor::Ns3`]'s DCTCP receiver on an ECN-capable data segment, before the segment
+    /// is taken in (ns-3 3.37's `TcpSocketBase::ForwardUp` and `TcpDctcp::CeState0to1` /
+    /// `CeState1to0`): a CE mark counts only on a segment above the last one that counted
+    /// (`m_ecnCESeq`); when the CE state changes while the last ACK decision was to delay, an
+    /// ACK with the old state's ECE goes out at once for `m_priorRcvNxt`, RCV.NXT as it was
+    /// before the previous ECN-capable segment, so it leaves that segment unacknowledged
+    /// (RFC 8257 §3.2 and Linux acknowledge up to the current segment); this segment itself is
+    /// then ACKed by the ordinary delayed-ACK rule.
+    fn ns3_dctcp_ce_event(&mut self, now: Time, ce: bool, seq: u64, out: &mut TcpOutput) {
+        let ce = ce && self.ce_seq < seq;
+        if ce {
+            self.ce_seq = seq;
+        }
+        if ce != self.ce_state && self.delack_reserved && self.prior_rcv_nxt != u64::MAX {
+            self.send_ack_for(now, self.prior_rcv_nxt, out);
+        }
+        self.prior_rcv_nxt = self.rcv_nxt;
+        self.ce_state = ce;
     }
 
     fn deliver(&mut self, out: &mut TcpOutput) {

@@ -1490,18 +1490,71 @@ fn dctcp_receiver_echoes_ce_changes_immediately() {
 
 #[test]
 fn ns3_dctcp_receiver_leaves_a_ce_segment_to_the_delayed_ack() {
-    // ns-3 3.37's TcpDctcp (CeState0to1) sends the delayed ACK without ECE when CE starts,
-    // but the marked segment itself waits for the delayed-ACK rule; RFC 8257 and Linux ACK it
-    // at once. Traced on dctcp-2: the sender's first ECN cut then comes at ns-3's instant
-    // (828 us against 827 us; 804 us with the immediate ACK).
+    // ns-3 3.37's TcpDctcp (CeState0to1) sends an ACK without ECE when CE starts, but for
+    // `m_priorRcvNxt`, RCV.NXT before the previous segment (so the delayed segment stays
+    // unacknowledged: ns-3's traces show these ACKs going back by one segment), and the
+    // marked segment itself waits for the delayed-ACK rule; RFC 8257 and Linux ACK both at
+    // once.
     let m = 1448;
     let (mut s, mut out) = dctcp_receiver_at_ce_start(TcpFlavor::Ns3);
     assert_eq!(out.packets.len(), 1);
-    assert!(!out.packets[0].has(Flags::ECE) && out.packets[0].ack == 1001 + 2 * m);
+    assert!(!out.packets[0].has(Flags::ECE) && out.packets[0].ack == 1001 + m);
     out.clear();
     s.on_packet(102, &marked(3 * m, m), &mut out);
     assert_eq!(out.packets.len(), 1);
     assert!(out.packets[0].has(Flags::ECE) && out.packets[0].ack == 1001 + 4 * m);
+    out.clear();
+    // The ACK went out at once (two segments), so no ACK was being delayed when CE ends: the
+    // unmarked segment sends nothing.
+    s.on_packet(103, &data(4 * m, m), &mut out);
+    assert!(out.packets.is_empty());
+    // A CE mark on a segment at or below the last one that counted counts as none.
+    s.on_packet(104, &marked(5 * m, m), &mut out);
+    assert_eq!(out.packets.len(), 1, "CE starts again with an ACK being delayed");
+    out.clear();
+    s.on_packet(105, &marked(2 * m, m), &mut out);
+    let dup = out.packets.pop().unwrap();
+    assert!(!dup.has(Flags::ECE), "the old segment ended the CE state");
+}
+
+#[test]
+fn ns3_ece_counts_only_on_advancing_acks_and_cuts_again_after_a_timeout() {
+    // ns-3 3.37's `ReceivedAck`: ECE on an ACK that advances SND.UNA enters CWR from any state
+    // but CWR, also from CA_LOSS right after a timeout; Linux waits for the data sent before
+    // the timeout to be acknowledged.
+    for flavor in [TcpFlavor::Ns3, TcpFlavor::Linux] {
+        let cfg = TcpConfig {
+            cc: CcAlgo::Dctcp { g: 1.0 / 16.0 },
+            flavor,
+            ..TcpConfig::default()
+        };
+        let (mut c, _s, mut out) = pair(cfg);
+        c.send(50, 200 * MSS, &mut out);
+        let ece = |una| {
+            let mut p = client_ack(una, None);
+            p.flags |= Flags::ECE;
+            p
+        };
+        if flavor == TcpFlavor::Ns3 {
+            // Linux reacts to ECE on any acceptable ACK (FLAG_ECE makes it "dubious").
+            let w = c.cwnd();
+            c.on_packet(60, &ece(seg(0)), &mut out);
+            assert_eq!((c.stats().ecn_reductions, c.cwnd()), (0, w), "nothing acknowledged");
+        }
+        c.on_packet(61, &ece(seg(1)), &mut out);
+        assert_eq!(c.stats().ecn_reductions, 1, "{flavor:?}");
+        let t = c.next_timer().unwrap();
+        c.on_timer(t, &mut out);
+        assert_eq!((c.stats().data_timeouts, c.cwnd()), (1, MSS), "{flavor:?}");
+        c.on_packet(t + 1, &ece(seg(2)), &mut out);
+        match flavor {
+            TcpFlavor::Ns3 => {
+                assert_eq!(c.stats().ecn_reductions, 2);
+                assert!(c.cwnd() < MSS, "no floor: {}", c.cwnd());
+            }
+            TcpFlavor::Linux => assert_eq!(c.stats().ecn_reductions, 1),
+        }
+    }
 }
 
 #[test]
