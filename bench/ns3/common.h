@@ -581,6 +581,10 @@ class TcpMonitor
     {
         if (!Traced(st)) return;
         std::cerr << Simulator::Now().GetNanoSeconds() / 1000 << " n" << s->GetNode()->GetId() << " ACK " << h.GetAckNumber().GetValue() << " (" << h.GetAckNumber().GetValue() / 1448 << ")";
+        if (h.GetFlags() & TcpHeader::ECE)
+        {
+            std::cerr << " ece";
+        }
         if (h.HasOption(TcpOption::SACK))
         {
             Ptr<const TcpOptionSack> o = DynamicCast<const TcpOptionSack>(h.GetOption(TcpOption::SACK));

@@ -63,7 +63,12 @@ pub enum TcpFlavor {
     /// at once because its CE mark changed (`CeState0to1` sends only an ACK for RCV.NXT as it
     /// was before the previous segment, and only if the last ACK was delayed); ECE counts only
     /// on an ACK that advances SND.UNA and cuts in any state but CWR, also on the first ACK
-    /// after a timeout (`ReceivedAck` -> `EnterCwr`), before DCTCP's alpha sees that ACK; after
+    /// after a timeout (`ReceivedAck` -> `EnterCwr`), before DCTCP's alpha sees that ACK;
+    /// losses found during that reduction (CA_CWR) are resent as the SACK scoreboard marks
+    /// them, without fast recovery or a second cut; the ACK that ends the timeout's loss state
+    /// counts only the whole segments above its recovery point; DCTCP counts marked bytes by
+    /// the sender's ECN state, one segment for any ACK that repeats SND.UNA, and ends its
+    /// observation window at the next sequence to send, also on an ACK for nothing; after
     /// a retransmitted SYN or SYN-ACK the connection opens with the full
     /// initial window, not one segment (RFC 5681 §3.1, Linux); its options are laid out as
     /// ns-3 lays them (no MSS option, no NOPs, the list padded once: see

@@ -25,6 +25,9 @@ pub struct AckInfo {
     pub snd_una: u64,
     /// The highest sequence number sent so far (offset from the ISS).
     pub snd_max: u64,
+    /// The next sequence number to send, as it was before this ACK (below `snd_max` while a
+    /// timeout's go-back-N resends).
+    pub snd_nxt: u64,
 }
 
 /// A congestion control algorithm. All windows are bytes.
@@ -70,6 +73,7 @@ pub fn new_congestion_control(cfg: &TcpConfig, mss: u64, init_cwnd: u64) -> Box<
                 d.min_cut_segments = 0;
                 d.reno.keep_ca_count = true;
                 d.window_end = u64::MAX;
+                d.ns3_window = true;
             }
             Box::new(d)
         }
@@ -206,6 +210,10 @@ pub struct Dctcp {
     /// `TcpDctcp::GetSsThresh`, which has no floor, so many flows can cut each other below
     /// one segment and then wait for a timeout.
     min_cut_segments: u64,
+    /// ns-3 3.37's observation window (`TcpDctcp::PktsAcked`): it ends at the next sequence
+    /// to send, not the highest sent, and is closed (alpha updated) by any ACK that reaches
+    /// its end, even one that hands over no acknowledged bytes.
+    ns3_window: bool,
 }
 
 impl Dctcp {
@@ -221,6 +229,7 @@ impl Dctcp {
             acked_bytes: 0,
             ecn_bytes: 0,
             min_cut_segments: 2,
+            ns3_window: false,
         }
     }
 }
@@ -260,18 +269,23 @@ impl CongestionControl for Dctcp {
         if ack.ece {
             self.ecn_bytes = self.ecn_bytes.saturating_add(acked);
         }
+        let next = if self.ns3_window { ack.snd_nxt } else { ack.snd_max };
         if self.window_end == u64::MAX {
             // ns-3 3.37's TcpDctcp::PktsAcked: the first call only sets the end of the first
             // window (`m_nextSeq`), so alpha keeps its initial 1 until that window is acked;
             // Linux's `dctcp_init` sets it when the connection opens, before any data.
-            self.window_end = ack.snd_max;
+            self.window_end = next;
         }
-        if ack.snd_una >= self.window_end && self.acked_bytes > 0 {
-            let f = self.ecn_bytes as f64 / self.acked_bytes as f64;
+        if ack.snd_una >= self.window_end && (self.acked_bytes > 0 || self.ns3_window) {
+            let f = if self.acked_bytes > 0 {
+                self.ecn_bytes as f64 / self.acked_bytes as f64
+            } else {
+                0.0
+            };
             self.alpha = ((1.0 - self.g) * self.alpha + self.g * f).clamp(0.0, 1.0);
             self.acked_bytes = 0;
             self.ecn_bytes = 0;
-            self.window_end = ack.snd_max;
+            self.window_end = next;
         }
         self.reno.on_ack(now, ack);
     }
@@ -318,6 +332,7 @@ mod tests {
             acked: 1000,
             snd_una,
             snd_max,
+            snd_nxt: snd_max,
             ..AckInfo::default()
         };
         for (flavor, first, after) in [(TcpFlavor::Ns3, 1.0, 0.9375), (TcpFlavor::Linux, 0.9375, 0.87890625)] {
@@ -411,6 +426,31 @@ mod tests {
             }
             assert_eq!(cc.cwnd(), (3_000 / 8).max(floor), "{:?}", cfg.flavor);
         }
+    }
+
+    #[test]
+    fn ns3_dctcp_window_ends_at_snd_nxt_and_closes_on_an_empty_ack() {
+        // ns-3 3.37's TcpDctcp::PktsAcked: the window ends at m_nextTxSequence and is closed by
+        // any call that reaches it, even one for no segment (the ACK that ends CA_LOSS).
+        let cfg = TcpConfig {
+            cc: CcAlgo::Dctcp { g: 1.0 / 16.0 },
+            flavor: TcpFlavor::Ns3,
+            ..TcpConfig::default()
+        };
+        let mut cc = new_congestion_control(&cfg, 1000, 10_000);
+        let ack = |acked, snd_una, snd_nxt| AckInfo {
+            acked,
+            snd_una,
+            snd_nxt,
+            snd_max: 9_000,
+            ..AckInfo::default()
+        };
+        cc.on_ack(0, &ack(1_000, 1_000, 5_000));
+        assert_eq!(cc.alpha(), Some(1.0));
+        cc.on_ack(0, &ack(4_000, 5_000, 9_000));
+        assert_eq!(cc.alpha(), Some(15.0 / 16.0));
+        cc.on_ack(0, &ack(0, 9_000, 9_000));
+        assert_eq!(cc.alpha(), Some(15.0 / 16.0 * 15.0 / 16.0));
     }
 
     #[test]

@@ -97,6 +97,13 @@ pub struct TcpEndpoint {
     /// RFC 6582 `recover` / RFC 6675 RecoveryPoint (exclusive end).
     recover: u64,
     first_partial_seen: bool,
+    /// [`TcpFlavor::Ns3`]: this SACK recovery repairs losses found during an ECN reduction
+    /// (ns-3's CA_CWR, which never enters fast recovery): no cut, rules 1 and 2 of NextSeg only,
+    /// no partial-ACK retransmission, over when the reduction's window is acknowledged.
+    cwr_repair: bool,
+    /// [`TcpFlavor::Ns3`]: ns-3's CA_LOSS, from a timeout until SND.UNA reaches `recover` (or
+    /// an ECN reduction starts).
+    in_loss: bool,
     scoreboard: IntervalSet,
     /// RFC 6675 HighRxt (exclusive end of the highest retransmission).
     high_rxt: u64,
@@ -129,6 +136,10 @@ pub struct TcpEndpoint {
     cwr_pending: bool,
     /// [`TcpFlavor::Ns3`]: offset of the last segment sent with CWR (`m_ecnCWRSeq`).
     cwr_seq: u64,
+    /// [`TcpFlavor::Ns3`]: ns-3's `ECN_ECE_RCVD` (an ACK that advanced SND.UNA carried ECE, and
+    /// neither an ACK without ECE nor a CWR segment has followed); DCTCP counts the bytes of
+    /// every ACK that arrives in this state as marked.
+    ece_rcvd: bool,
 
     // ---- RTT / RTO ----
     srtt: Option<Time>,
@@ -222,6 +233,8 @@ impl TcpEndpoint {
             recovery: Recovery::None,
             recover: 0,
             first_partial_seen: false,
+            cwr_repair: false,
+            in_loss: false,
             scoreboard: IntervalSet::new(),
             high_rxt: 0,
             sacked_below_rxt: 0,
@@ -236,6 +249,7 @@ impl TcpEndpoint {
             in_cwr: false,
             cwr_pending: false,
             cwr_seq: 0,
+            ece_rcvd: false,
             srtt: None,
             rttvar: 0,
             rto_base: cfg.init_rto.max(cfg.min_rto).min(cfg.max_rto),
@@ -740,6 +754,7 @@ impl TcpEndpoint {
             }
         }
         let acked = ack - prior_una;
+        let prior_nxt = self.snd_nxt;
         let mut restart_timer = acked > 0;
         if acked > 0 {
             self.snd_una = ack;
@@ -764,6 +779,23 @@ impl TcpEndpoint {
         if self.sack_ok {
             self.update_lost_boundary();
         }
+        // ns-3 3.37 (`ReceivedAck`) ends CWR and reacts to ECE before it looks at losses.
+        let ns3 = self.cfg.flavor == TcpFlavor::Ns3;
+        let mut ns3_reduce = false;
+        if ns3 {
+            if ack > self.ecn_high {
+                self.in_cwr = false;
+                if self.cwr_repair {
+                    self.end_cwr_repair();
+                }
+            }
+            ns3_reduce = self.ns3_ecn_echo(ece, acked, ack);
+            if ns3_reduce {
+                // Before the ACK reaches the congestion control (`EnterCwr` before
+                // `PktsAcked`, which may update DCTCP's alpha); Linux after.
+                self.ecn_reduce(now);
+            }
+        }
         let dt = self.cfg.dupack_threshold.max(1);
         match self.recovery {
             Recovery::None => {
@@ -775,7 +807,11 @@ impl TcpEndpoint {
                 }
                 let lost = self.sack_ok && self.lost_boundary > self.snd_una;
                 if (self.dupacks >= dt || lost) && self.snd_una >= self.recover && self.snd_max > self.snd_una {
-                    self.enter_recovery(now, out);
+                    if ns3 && self.in_cwr && self.sack_ok {
+                        self.start_cwr_repair();
+                    } else {
+                        self.enter_recovery(now, out);
+                    }
                 }
             }
             Recovery::NewReno => {
@@ -808,7 +844,7 @@ impl TcpEndpoint {
                     self.rxt_sent.clear();
                     self.rxt_lost.clear();
                 } else {
-                    if acked > 0 {
+                    if acked > 0 && !self.cwr_repair {
                         // RFC 6582's rule, which ns-3 applies to SACK recovery as well: only
                         // the first partial ACK restarts the retransmission timer.
                         restart_timer = !self.first_partial_seen;
@@ -818,7 +854,7 @@ impl TcpEndpoint {
                         self.detect_lost_rxt();
                     }
                     self.compute_pipe();
-                    if acked > 0 && self.cfg.flavor == TcpFlavor::Ns3 && self.high_rxt <= self.snd_una {
+                    if acked > 0 && ns3 && !self.cwr_repair && self.high_rxt <= self.snd_una {
                         self.partial_ack_retransmit(now, out);
                     }
                 }
@@ -835,25 +871,29 @@ impl TcpEndpoint {
         if ack > self.ecn_high {
             self.in_cwr = false;
         }
-        let ns3 = self.cfg.flavor == TcpFlavor::Ns3;
         let reduce = if ns3 {
-            self.ns3_ecn_echo(ece, acked, ack, was_recovery)
+            ns3_reduce
         } else {
             ece && self.recovery == Recovery::None && !was_recovery && ack > self.ecn_high
         };
-        if reduce && ns3 {
-            // ns-3 cuts (`EnterCwr`) before the ACK reaches the congestion control
-            // (`PktsAcked`, which may update DCTCP's alpha); Linux after.
-            self.ecn_reduce(now);
-        }
         // ns-3 3.37 hands the ACK that ends fast recovery to the congestion control with every
         // segment it acknowledges, right after setting cwnd to ssthresh (`ProcessAck`:
         // `exitedFastRecovery`, the state is CA_OPEN again, then `IncreaseWindow(segsAcked)`).
         let ns3_exit = self.cfg.flavor == TcpFlavor::Ns3 && was_recovery && self.recovery == Recovery::None;
+        let mut cc_acked = acked;
+        if self.in_loss && ack >= self.recover {
+            // ns-3's ACK that ends CA_LOSS hands the congestion control only the whole
+            // segments above the recovery point (`ProcessAck`: `(ack - m_recover) / segSize`).
+            self.in_loss = false;
+            cc_acked = (ack - self.recover) / self.mss * self.mss;
+        }
         let info = AckInfo {
-            acked,
-            ece,
-            dupack: is_dup,
+            acked: cc_acked,
+            // ns-3's `TcpDctcp::PktsAcked` counts bytes as marked by the sender's ECN state,
+            // and `ProcessAck` hands it one segment for every ACK that repeats SND.UNA while
+            // data is outstanding, SACK or not.
+            ece: if ns3 { self.ece_rcvd } else { ece },
+            dupack: if ns3 { acked == 0 && ack < self.snd_max } else { is_dup },
             // An ACK with new SACK information means disorder: cwnd does not grow on it even
             // when it also advances SND.UNA (ns-3's DISORDER state; Linux grows only in Open).
             in_recovery: if ns3_exit {
@@ -867,6 +907,7 @@ impl TcpEndpoint {
             },
             snd_una: self.snd_una,
             snd_max: self.snd_max,
+            snd_nxt: prior_nxt,
         };
         self.cc.on_ack(now, &info);
         if reduce && !ns3 {
@@ -892,11 +933,39 @@ impl TcpEndpoint {
 
     /// The window's ECN reduction: cut cwnd, and hold it (CWR) until SND.MAX is acknowledged.
     fn ecn_reduce(&mut self, now: Time) {
+        self.in_loss = false;
         let flight = self.snd_max - self.snd_una;
         self.cc.on_ecn_echo(now, flight);
         self.ecn_high = self.snd_max;
         self.in_cwr = true;
         self.stats.ecn_reductions += 1;
+    }
+
+    /// [`TcpFlavor::Ns3`]: losses found during an ECN reduction. ns-3 3.37 does not enter fast
+    /// recovery from CA_CWR (`DupAck` acts only in CA_OPEN, CA_DISORDER and CA_RECOVERY), but
+    /// `SendPendingData` resends the segments its scoreboard marks lost (NextSeg rule 1) as
+    /// pipe allows, with cwnd left where the reduction put it.
+    fn start_cwr_repair(&mut self) {
+        self.recovery = Recovery::Sack;
+        self.cwr_repair = true;
+        self.recover = self.ecn_high + 1;
+        self.high_rxt = self.snd_una;
+        self.sacked_below_rxt = 0;
+        self.rxt_sacked = IntervalSet::new();
+        self.rescue_rxt = None;
+        self.rxt_sent.clear();
+        self.rxt_lost.clear();
+        self.compute_pipe();
+    }
+
+    /// The end of [`TcpEndpoint::start_cwr_repair`]'s recovery with its reduction (ns-3's
+    /// CA_CWR -> CA_OPEN); cwnd stays at ssthresh, where the reduction set it.
+    fn end_cwr_repair(&mut self) {
+        self.cwr_repair = false;
+        self.recovery = Recovery::None;
+        self.dupacks = 0;
+        self.rxt_sent.clear();
+        self.rxt_lost.clear();
     }
 
     /// [`TcpFlavor::Ns3`]'s sender on an ACK (ns-3 3.37's `TcpSocketBase::ReceivedAck`): ECE
@@ -906,18 +975,20 @@ impl TcpEndpoint {
     /// it acknowledges the last one sent with CWR (`m_ecnEchoSeq > m_ecnCWRSeq` in
     /// `SendDataPacket`); an ACK without ECE withdraws that (`ECN_ECE_RCVD` -> `ECN_IDLE`).
     /// Returns whether to cut. Fast recovery is left alone: ns-3 would leave it for CWR.
-    fn ns3_ecn_echo(&mut self, ece: bool, acked: u64, ack: u64, was_recovery: bool) -> bool {
+    fn ns3_ecn_echo(&mut self, ece: bool, acked: u64, ack: u64) -> bool {
         if !self.ecn_ok {
             return false;
         }
         if ece && acked > 0 {
+            self.ece_rcvd = true;
             if ack > self.cwr_seq {
                 self.cwr_pending = true;
             }
-            !self.in_cwr && self.recovery == Recovery::None && !was_recovery
+            !self.in_cwr && self.recovery == Recovery::None
         } else {
             if !ece {
                 self.cwr_pending = false;
+                self.ece_rcvd = false;
             }
             false
         }
@@ -995,6 +1066,7 @@ impl TcpEndpoint {
         // receiver already holds: forgetting it resent whole windows of data that had
         // arrived, which kept the queue full and starved the flow (the collapse of issue 16).
         self.recovery = Recovery::None;
+        self.cwr_repair = false;
         self.dupacks = 0;
         self.recover = self.snd_max;
         self.high_rxt = self.snd_una;
@@ -1018,6 +1090,7 @@ impl TcpEndpoint {
                 self.in_cwr = false;
             }
         }
+        self.in_loss = self.cfg.flavor == TcpFlavor::Ns3;
         self.snd_nxt = self.snd_una;
         self.timed = None;
         self.backoff = self.backoff.saturating_add(1);
@@ -1417,7 +1490,9 @@ impl TcpEndpoint {
                 self.pipe += e - s;
                 continue;
             }
-            let Some((s, e, kind)) = self.next_seg(true) else { break };
+            let Some((s, e, kind)) = self.next_seg(!self.cwr_repair) else {
+                break;
+            };
             self.emit_seg(now, s, e, kind, out);
         }
     }
@@ -1459,6 +1534,7 @@ impl TcpEndpoint {
             flags |= Flags::CWR;
             self.cwr_pending = false;
             self.cwr_seq = s;
+            self.ece_rcvd = false;
         }
         let payload32 = payload.min(u64::from(u32::MAX)) as u32;
         let mut p = self.build(now, s, flags, payload32);

@@ -1517,24 +1517,33 @@ fn ns3_dctcp_receiver_leaves_a_ce_segment_to_the_delayed_ack() {
     assert!(!dup.has(Flags::ECE), "the old segment ended the CE state");
 }
 
+/// A DCTCP client of this flavour with 200 segments to send (its initial window out).
+fn dctcp_sender(flavor: TcpFlavor) -> (TcpEndpoint, TcpOutput) {
+    let cfg = TcpConfig {
+        cc: CcAlgo::Dctcp { g: 1.0 / 16.0 },
+        flavor,
+        ..TcpConfig::default()
+    };
+    let (mut c, _s, mut out) = pair(cfg);
+    c.send(50, 200 * MSS, &mut out);
+    (c, out)
+}
+
+/// [`client_ack`] with ECE.
+fn ece_ack(una: u64) -> Packet {
+    let mut p = client_ack(una, None);
+    p.flags |= Flags::ECE;
+    p
+}
+
 #[test]
 fn ns3_ece_counts_only_on_advancing_acks_and_cuts_again_after_a_timeout() {
     // ns-3 3.37's `ReceivedAck`: ECE on an ACK that advances SND.UNA enters CWR from any state
     // but CWR, also from CA_LOSS right after a timeout; Linux waits for the data sent before
     // the timeout to be acknowledged.
     for flavor in [TcpFlavor::Ns3, TcpFlavor::Linux] {
-        let cfg = TcpConfig {
-            cc: CcAlgo::Dctcp { g: 1.0 / 16.0 },
-            flavor,
-            ..TcpConfig::default()
-        };
-        let (mut c, _s, mut out) = pair(cfg);
-        c.send(50, 200 * MSS, &mut out);
-        let ece = |una| {
-            let mut p = client_ack(una, None);
-            p.flags |= Flags::ECE;
-            p
-        };
+        let (mut c, mut out) = dctcp_sender(flavor);
+        let ece = ece_ack;
         if flavor == TcpFlavor::Ns3 {
             // Linux reacts to ECE on any acceptable ACK (FLAG_ECE makes it "dubious").
             let w = c.cwnd();
@@ -1553,6 +1562,61 @@ fn ns3_ece_counts_only_on_advancing_acks_and_cuts_again_after_a_timeout() {
                 assert!(c.cwnd() < MSS, "no floor: {}", c.cwnd());
             }
             TcpFlavor::Linux => assert_eq!(c.stats().ecn_reductions, 1),
+        }
+    }
+}
+
+#[test]
+fn ns3_repairs_losses_found_during_an_ecn_reduction_without_fast_recovery() {
+    // ns-3 3.37 never enters fast recovery from CA_CWR (`DupAck`); the segments its SACK
+    // scoreboard marks lost go out again as pipe allows, cwnd stays where ECE put it. Traced
+    // on dctcp-32: with this, every one of its 22,544 cwnd changes matches ns-3's.
+    for flavor in [TcpFlavor::Ns3, TcpFlavor::Linux] {
+        let (mut c, mut out) = dctcp_sender(flavor);
+        c.on_packet(60, &ece_ack(seg(1)), &mut out);
+        assert_eq!(c.stats().ecn_reductions, 1, "{flavor:?}");
+        let reduced = c.cwnd();
+        out.clear();
+        // Segment 1 lost: the segments after it are SACKed one by one; the lost one goes out
+        // again once pipe (ns-3's BytesInFlight) is below cwnd, at once with Linux's fast
+        // retransmit.
+        for i in 3..11 {
+            c.on_packet(60 + i, &client_ack(seg(1), Some((seg(2), seg(i)))), &mut out);
+        }
+        let resent = out.packets.iter().any(|p| u64::from(p.seq - 1001) == seg(1) - 1);
+        assert!(resent, "{flavor:?}: the lost segment goes out again");
+        match flavor {
+            TcpFlavor::Ns3 => {
+                assert_eq!(c.stats().fast_recoveries, 0);
+                assert_eq!(c.cwnd(), reduced);
+            }
+            TcpFlavor::Linux => assert_eq!(c.stats().fast_recoveries, 1),
+        }
+        // The reduction's window acknowledged: the reduction and the repair end together.
+        let before = c.stats().ecn_reductions;
+        c.on_packet(70, &client_ack(seg(12), None), &mut out);
+        assert_eq!(c.stats().ecn_reductions, before);
+    }
+}
+
+#[test]
+fn ns3_the_ack_that_ends_the_loss_state_grows_by_the_segments_above_the_recovery_point() {
+    // ns-3 3.37's `ProcessAck`, leaving CA_LOSS: `segsAcked = (ack - m_recover) / segSize`.
+    for flavor in [TcpFlavor::Ns3, TcpFlavor::Linux] {
+        let cfg = TcpConfig {
+            flavor,
+            ..TcpConfig::default()
+        };
+        let (mut c, _s, mut out) = pair(cfg);
+        c.send(50, 200 * MSS, &mut out);
+        let t = c.next_timer().unwrap();
+        c.on_timer(t, &mut out);
+        assert_eq!(c.cwnd(), MSS);
+        // The receiver held all but the first segment: one ACK covers the initial window.
+        c.on_packet(t + 1, &client_ack(seg(10), None), &mut out);
+        match flavor {
+            TcpFlavor::Ns3 => assert_eq!(c.cwnd(), MSS),
+            TcpFlavor::Linux => assert!(c.cwnd() > MSS),
         }
     }
 }
