@@ -838,11 +838,8 @@ impl TcpEndpoint {
             }
             Recovery::Sack => {
                 if ack >= self.recover {
-                    self.recovery = Recovery::None;
-                    self.dupacks = 0;
                     self.cc.set_cwnd(self.cc.ssthresh());
-                    self.rxt_sent.clear();
-                    self.rxt_lost.clear();
+                    self.leave_sack_recovery();
                 } else {
                     if acked > 0 && !self.cwr_repair {
                         // RFC 6582's rule, which ns-3 applies to SACK recovery as well: only
@@ -879,7 +876,7 @@ impl TcpEndpoint {
         // ns-3 3.37 hands the ACK that ends fast recovery to the congestion control with every
         // segment it acknowledges, right after setting cwnd to ssthresh (`ProcessAck`:
         // `exitedFastRecovery`, the state is CA_OPEN again, then `IncreaseWindow(segsAcked)`).
-        let ns3_exit = self.cfg.flavor == TcpFlavor::Ns3 && was_recovery && self.recovery == Recovery::None;
+        let ns3_exit = ns3 && was_recovery && self.recovery == Recovery::None;
         let mut cc_acked = acked;
         if self.in_loss && ack >= self.recover {
             // ns-3's ACK that ends CA_LOSS hands the congestion control only the whole
@@ -946,9 +943,23 @@ impl TcpEndpoint {
     /// `SendPendingData` resends the segments its scoreboard marks lost (NextSeg rule 1) as
     /// pipe allows, with cwnd left where the reduction put it.
     fn start_cwr_repair(&mut self) {
-        self.recovery = Recovery::Sack;
         self.cwr_repair = true;
         self.recover = self.ecn_high + 1;
+        self.begin_sack_recovery();
+    }
+
+    /// The end of [`TcpEndpoint::start_cwr_repair`]'s recovery with its reduction (ns-3's
+    /// CA_CWR -> CA_OPEN); cwnd stays at ssthresh, where the reduction set it.
+    fn end_cwr_repair(&mut self) {
+        self.cwr_repair = false;
+        self.leave_sack_recovery();
+    }
+
+    /// Enters SACK recovery's state (RFC 6675 §5 step 4): nothing retransmitted yet, pipe
+    /// counted afresh. The caller sets cwnd and the recovery point.
+    fn begin_sack_recovery(&mut self) {
+        self.recovery = Recovery::Sack;
+        self.first_partial_seen = false;
         self.high_rxt = self.snd_una;
         self.sacked_below_rxt = 0;
         self.rxt_sacked = IntervalSet::new();
@@ -958,10 +969,9 @@ impl TcpEndpoint {
         self.compute_pipe();
     }
 
-    /// The end of [`TcpEndpoint::start_cwr_repair`]'s recovery with its reduction (ns-3's
-    /// CA_CWR -> CA_OPEN); cwnd stays at ssthresh, where the reduction set it.
-    fn end_cwr_repair(&mut self) {
-        self.cwr_repair = false;
+    /// Leaves SACK recovery (its retransmission records go; the scoreboard stays). The caller
+    /// sets cwnd.
+    fn leave_sack_recovery(&mut self) {
         self.recovery = Recovery::None;
         self.dupacks = 0;
         self.rxt_sent.clear();
@@ -1008,19 +1018,11 @@ impl TcpEndpoint {
         }
         if self.sack_ok {
             // RFC 6675 §5 steps 4.1-4.4.
-            self.recovery = Recovery::Sack;
-            self.first_partial_seen = false;
             self.cc.set_cwnd(ssthresh);
-            self.high_rxt = self.snd_una;
-            self.sacked_below_rxt = 0;
-            self.rxt_sacked = IntervalSet::new();
-            self.rescue_rxt = None;
-            self.compute_pipe();
+            self.begin_sack_recovery();
             let cap = self.hole_end(self.snd_una);
             let s = self.snd_una;
             let e = self.seg_end(s, cap);
-            self.rxt_sent.clear();
-            self.rxt_lost.clear();
             if e > s {
                 self.emit_range(now, s, e, out);
                 self.high_rxt = e;
@@ -1562,12 +1564,7 @@ impl TcpEndpoint {
     }
 
     fn send_ack(&mut self, now: Time, out: &mut TcpOutput) {
-        if self.phase != Phase::Open {
-            return;
-        }
-        let p = self.build(now, self.snd_max, Flags::ACK, 0);
-        self.stats.pure_acks_sent += 1;
-        out.packets.push(p);
+        self.send_ack_for(now, self.rcv_nxt, out);
     }
 
     /// A pure ACK for `ack` (an offset at or below RCV.NXT) instead of RCV.NXT; it cancels the
