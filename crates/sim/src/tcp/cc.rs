@@ -65,6 +65,7 @@ pub fn new_congestion_control(cfg: &TcpConfig, mss: u64, init_cwnd: u64) -> Box<
         CcAlgo::NewReno => {
             let mut r = NewReno::new(mss, init_cwnd);
             r.keep_ca_count = cfg.flavor == TcpFlavor::Ns3;
+            r.ns3_slow_start = cfg.flavor == TcpFlavor::Ns3;
             Box::new(r)
         }
         CcAlgo::Dctcp { g } => {
@@ -72,6 +73,7 @@ pub fn new_congestion_control(cfg: &TcpConfig, mss: u64, init_cwnd: u64) -> Box<
             if cfg.flavor == TcpFlavor::Ns3 {
                 d.min_cut_segments = 0;
                 d.reno.keep_ca_count = true;
+                d.reno.ns3_slow_start = true;
                 d.window_end = u64::MAX;
                 d.ns3_window = true;
             }
@@ -91,6 +93,10 @@ pub struct NewReno {
     /// Keep `ca_acked` across window reductions, as ns-3 3.37's TcpLinuxReno (its
     /// `m_cWndCnt` is never reset); Linux clears it (`tcp_init_cwnd_reduction`).
     keep_ca_count: bool,
+    /// Slow start as ns-3 3.37's TcpLinuxReno (`IncreaseWindow`): every acknowledged segment
+    /// grows cwnd (no RFC 3465 limit), up to ssthresh, and what is left over is dropped,
+    /// not counted for congestion avoidance as Linux does.
+    ns3_slow_start: bool,
 }
 
 impl NewReno {
@@ -103,15 +109,20 @@ impl NewReno {
             ssthresh: u64::MAX,
             ca_acked: 0,
             keep_ca_count: false,
+            ns3_slow_start: false,
         }
     }
 
     fn grow(&mut self, acked: u64) {
         let mut acked = acked;
+        if self.ns3_slow_start && self.cwnd < self.ssthresh {
+            self.cwnd = self.cwnd.saturating_add(acked).min(self.ssthresh);
+            return;
+        }
         if self.cwnd < self.ssthresh {
             // RFC 5681 §3.1 with RFC 3465 appropriate byte counting, L = 2*SMSS, up to ssthresh;
-            // what is left over counts for congestion avoidance (Linux's `tcp_slow_start`, ns-3's
-            // TcpLinuxReno::SlowStart).
+            // what is left over counts for congestion avoidance (Linux's `tcp_slow_start` and
+            // `tcp_reno_cong_avoid`).
             let inc = acked.min(2 * self.mss);
             let grown = self.cwnd.saturating_add(inc).min(self.ssthresh);
             acked = inc - (grown - self.cwnd);

@@ -24,6 +24,10 @@ const SYN_WINDOW: u32 = 65_535;
 const TS_OPTION: u32 = 10;
 /// Most option bytes a TCP header holds.
 const MAX_OPTIONS: u32 = 40;
+/// Bytes the validation's ns-3 program writes into a socket at a time (`SendSize` of its
+/// `BulkSendApplication`, `bench/ns3/scenario.cc`), which the [`TcpFlavor::Ns3`] sender's
+/// buffer follows.
+const NS3_APP_WRITE: u64 = 65_536;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Phase {
@@ -104,6 +108,9 @@ pub struct TcpEndpoint {
     /// [`TcpFlavor::Ns3`]: ns-3's CA_LOSS, from a timeout until SND.UNA reaches `recover` (or
     /// an ECN reduction starts).
     in_loss: bool,
+    /// [`TcpFlavor::Ns3`]: acknowledged bytes short of a whole segment, not yet handed to the
+    /// congestion control (`m_bytesAckedNotProcessed`).
+    acked_rem: u32,
     scoreboard: IntervalSet,
     /// RFC 6675 HighRxt (exclusive end of the highest retransmission).
     high_rxt: u64,
@@ -235,6 +242,7 @@ impl TcpEndpoint {
             first_partial_seen: false,
             cwr_repair: false,
             in_loss: false,
+            acked_rem: 0,
             scoreboard: IntervalSet::new(),
             high_rxt: 0,
             sacked_below_rxt: 0,
@@ -851,7 +859,12 @@ impl TcpEndpoint {
                         self.detect_lost_rxt();
                     }
                     self.compute_pipe();
-                    if acked > 0 && ns3 && !self.cwr_repair && self.high_rxt <= self.snd_una {
+                    // ns-3 skips the head only when it is a whole segment already resent
+                    // (`IsRetransmittedDataAcked(ack + segSize)` looks for a retransmitted
+                    // item ending one segment above the ACK): a short last segment goes again.
+                    let head_resent =
+                        self.high_rxt > self.snd_una && self.data_end().saturating_sub(self.snd_una) >= self.mss;
+                    if acked > 0 && ns3 && !self.cwr_repair && !head_resent {
                         self.partial_ack_retransmit(now, out);
                     }
                 }
@@ -878,6 +891,13 @@ impl TcpEndpoint {
         // `exitedFastRecovery`, the state is CA_OPEN again, then `IncreaseWindow(segsAcked)`).
         let ns3_exit = ns3 && was_recovery && self.recovery == Recovery::None;
         let mut cc_acked = acked;
+        if ns3 && acked > 0 {
+            // ns-3 counts whole segments (`ProcessAck`): the bytes of a short segment wait in
+            // `m_bytesAckedNotProcessed` until they make up one.
+            let rem = u64::from(self.acked_rem) + acked % self.mss;
+            cc_acked = acked - acked % self.mss + if rem >= self.mss { self.mss } else { 0 };
+            self.acked_rem = (rem % self.mss) as u32;
+        }
         if self.in_loss && ack >= self.recover {
             // ns-3's ACK that ends CA_LOSS hands the congestion control only the whole
             // segments above the recovery point (`ProcessAck`: `(ack - m_recover) / segSize`).
@@ -1057,7 +1077,10 @@ impl TcpEndpoint {
             self.fail(FailReason::DataRetriesExhausted, out);
             return;
         }
-        let first = self.consecutive_timeouts == 0;
+        // Linux sets ssthresh on the first of a series of timeouts only. ns-3 3.37 sets it on
+        // every one: `ReTxTimeout` asks `IsHeadRetransmitted()` after `SetSentListLost()` has
+        // cleared every segment's retransmitted flag, so the test never holds.
+        let first = self.consecutive_timeouts == 0 || self.cfg.flavor == TcpFlavor::Ns3;
         self.consecutive_timeouts += 1;
         self.stats.data_timeouts += 1;
         let flight = self.snd_max - self.snd_una;
@@ -1373,7 +1396,30 @@ impl TcpEndpoint {
 
     /// Offset one past everything there is to send (data, then the FIN).
     fn send_limit(&self) -> u64 {
-        self.data_end() + u64::from(self.fin_queued)
+        let end = self.buffered_end();
+        end + u64::from(self.fin_queued && end == self.data_end())
+    }
+
+    /// Offset one past the data in the send buffer. Unlimited in the Linux flavour (the
+    /// application's bytes are all there). In the [`TcpFlavor::Ns3`] flavour, the validation's
+    /// ns-3 program (`bench/ns3/scenario.cc`): its `BulkSendApplication` writes
+    /// [`NS3_APP_WRITE`] bytes at a time, each only when the socket's send buffer
+    /// (`SndBufSize`, set to `rcv_buf` as the receive buffer) has room for all of them, and
+    /// the buffer holds everything from SND.UNA on, SACKed or not. So while a hole waits for
+    /// its retransmission the sender runs out of new data and turns to RFC 6675's NextSeg
+    /// rule 3, as ns-3 does.
+    fn buffered_end(&self) -> u64 {
+        let end = self.data_end();
+        if self.cfg.flavor != TcpFlavor::Ns3 {
+            return end;
+        }
+        // Data byte k is at offset 1 + k; the buffer holds bytes from SND.UNA on.
+        let room = self.snd_una.max(1) - 1 + u64::from(self.cfg.rcv_buf);
+        if self.app_total <= room {
+            end
+        } else {
+            1 + room / NS3_APP_WRITE * NS3_APP_WRITE
+        }
     }
 
     /// End of a segment starting at `s` of at most one MSS of data, not beyond `cap`, taking
@@ -1449,7 +1495,10 @@ impl TcpEndpoint {
                 // nor Linux do.)
                 let mut flight = s - self.snd_una - self.sacked_below(s);
                 let mut cwnd = self.cc.cwnd();
-                if self.recovery == Recovery::None && self.dupacks > 0 && s >= self.snd_max {
+                // ns-3 3.37 sends limited transmit only in CA_DISORDER (`DupAck`), never while a
+                // timeout's CA_LOSS lasts.
+                let ns3_loss = self.cfg.flavor == TcpFlavor::Ns3 && self.in_loss;
+                if self.recovery == Recovery::None && self.dupacks > 0 && s >= self.snd_max && !ns3_loss {
                     if self.sack_ok {
                         // RFC 6675 §5 step (3): limited transmit governed by pipe and cwnd
                         // (SACKed bytes have left the network).
@@ -1484,7 +1533,23 @@ impl TcpEndpoint {
     }
 
     fn send_sack_recovery(&mut self, now: Time, out: &mut TcpOutput) {
-        while self.pipe + self.mss <= self.cc.cwnd() {
+        loop {
+            let room = self.cc.cwnd().saturating_sub(self.pipe);
+            if room < self.mss {
+                // ns-3 3.37 (`SendPendingData`, its silly-window check) uses less than a segment
+                // of window only for the segment NextSeg chose when everything from it to the
+                // end of the send buffer fits: the stream's last, short segment.
+                if self.cfg.flavor != TcpFlavor::Ns3 {
+                    break;
+                }
+                match self.next_seg(!self.cwr_repair) {
+                    Some((s, e, kind)) if self.buffered_end().saturating_sub(s) <= room => {
+                        self.emit_seg(now, s, e, kind, out)
+                    }
+                    _ => break,
+                }
+                continue;
+            }
             if let Some((s, e)) = self.next_lost_rxt() {
                 // A retransmission that was itself lost goes out again first.
                 self.emit_range(now, s, e, out);
@@ -1587,7 +1652,14 @@ impl TcpEndpoint {
         }
     }
 
+    /// The window this end advertises. Linux takes the bytes held out of order from its
+    /// buffer; ns-3 3.37 does not (`TcpRxBuffer::MaxRxSequence` is RCV.NXT plus the whole
+    /// buffer while a hole is open), so its right edge keeps moving while a lost segment waits
+    /// for its retransmission.
     fn rcv_window(&self) -> u32 {
+        if self.cfg.flavor == TcpFlavor::Ns3 {
+            return self.cfg.rcv_buf;
+        }
         self.cfg
             .rcv_buf
             .saturating_sub(self.ooo.bytes().min(u64::from(u32::MAX)) as u32)
@@ -1799,6 +1871,12 @@ impl TcpEndpoint {
             if !self.peer_fin && self.rcv_nxt == f {
                 self.rcv_nxt += 1;
                 self.peer_fin = true;
+                if len > 0 && pkt.has(Flags::FIN) && self.cfg.flavor == TcpFlavor::Ns3 {
+                    // ns-3 3.37 ACKs the data that completes the stream (`ReceivedData`: RCV.NXT,
+                    // past the FIN, is beyond the segment, as when a gap is filled) and then the
+                    // FIN itself (`DoPeerClose`): two ACKs.
+                    self.send_ack(now, out);
+                }
                 self.ack_now = true;
                 out.events.push(TcpEvent::PeerClosed);
             }

@@ -23,8 +23,8 @@
 //!   timeout, RFC 6675 erratum 1610, as ns-3 and Linux do) and counts only unSACKed bytes
 //!   as in flight;
 //! * cumulative and delayed ACKs (RFC 5681 §4.2), immediate ACKs for out-of-order and
-//!   gap-filling data, a receive window of `rcv_buf` less the out-of-order bytes held, and
-//!   zero-window probing;
+//!   gap-filling data, a receive window of `rcv_buf` less the out-of-order bytes held (the
+//!   whole `rcv_buf` in the ns-3 flavour, as ns-3 3.37), and zero-window probing;
 //! * ECN (RFC 3168) and DCTCP (RFC 8257), congestion control behind [`CongestionControl`].
 //!
 //! The SYN options travel in the [`Packet`]'s otherwise unused first SACK slot, see

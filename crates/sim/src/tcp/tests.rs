@@ -2033,3 +2033,122 @@ fn a_transfer_runs_through_the_shared_core_contract() {
     );
     assert_eq!((sent, events), drive(ids, false));
 }
+
+#[test]
+fn ns3_advertises_the_whole_buffer_while_a_hole_is_open() {
+    // ns-3 3.37's `TcpRxBuffer::MaxRxSequence` is RCV.NXT plus the whole buffer while a hole is
+    // open; Linux takes the bytes held out of order from the window.
+    for (flavor, held) in [(TcpFlavor::Ns3, 0), (TcpFlavor::Linux, 1448)] {
+        let cfg = TcpConfig {
+            flavor,
+            ..TcpConfig::default()
+        };
+        let (_c, mut s, mut out) = pair(cfg);
+        s.on_packet(100, &data(1448, 1448), &mut out);
+        let ack = out.packets.pop().expect("out-of-order data is ACKed at once");
+        assert_eq!(ack.ack, 1001, "{flavor:?}");
+        assert_eq!(ack.window, cfg.rcv_buf - held, "{flavor:?}");
+    }
+}
+
+#[test]
+fn ns3_sender_buffer_takes_the_application_s_64_kib_writes() {
+    // The validation's ns-3 program writes 64 KiB at a time into a send buffer of `rcv_buf`
+    // bytes that holds everything from SND.UNA on: with a 100,000-byte buffer one write fits
+    // (65,536 bytes), a second does not. Linux's flavour sends what cwnd allows.
+    for (flavor, expected) in [(TcpFlavor::Ns3, 65_536), (TcpFlavor::Linux, 200 * MSS)] {
+        let cfg = TcpConfig {
+            flavor,
+            init_cwnd: 200,
+            rcv_buf: 100_000,
+            ..TcpConfig::default()
+        };
+        let (mut c, _s, mut out) = pair(cfg);
+        // A window update opens the peer's window past the SYN-ACK's 65,535 bytes.
+        c.on_packet(45, &client_ack(1, None), &mut out);
+        c.send(50, 1 << 30, &mut out);
+        let sent: u64 = out.packets.iter().map(|p| u64::from(p.payload)).sum();
+        assert_eq!(sent, expected, "{flavor:?}");
+        // The first segment acknowledged frees 1,448 bytes: not enough for another write.
+        out.clear();
+        c.on_packet(60, &client_ack(seg(1), None), &mut out);
+        let more: u64 = out.packets.iter().map(|p| u64::from(p.payload)).sum();
+        assert_eq!(more, if flavor == TcpFlavor::Ns3 { 0 } else { 2 * MSS }, "{flavor:?}");
+    }
+}
+
+#[test]
+fn ns3_slow_start_counts_every_segment_and_drops_the_rest() {
+    // ns-3 3.37's TcpLinuxReno: slow start adds every acknowledged segment (no RFC 3465 limit
+    // of two), capped at ssthresh, and what is left over does not count for congestion
+    // avoidance; Linux grows by at most two segments an ACK and counts the rest.
+    let ack = |acked: u64| AckInfo {
+        acked,
+        ece: false,
+        dupack: false,
+        in_recovery: false,
+        snd_una: 0,
+        snd_max: 0,
+        snd_nxt: 0,
+    };
+    let mut ns3 = new_congestion_control(
+        &TcpConfig {
+            flavor: TcpFlavor::Ns3,
+            ..TcpConfig::default()
+        },
+        MSS,
+        10 * MSS,
+    );
+    ns3.on_ack(0, &ack(4 * MSS));
+    assert_eq!(ns3.cwnd(), 14 * MSS);
+    ns3.set_ssthresh(15 * MSS);
+    // Two segments reach ssthresh with one to spare: it is dropped, so the 15-segment window
+    // then needs 15 more, not 14.
+    ns3.on_ack(0, &ack(2 * MSS));
+    assert_eq!(ns3.cwnd(), 15 * MSS);
+    ns3.on_ack(0, &ack(14 * MSS));
+    assert_eq!(ns3.cwnd(), 15 * MSS);
+    ns3.on_ack(0, &ack(MSS));
+    assert_eq!(ns3.cwnd(), 16 * MSS);
+    let mut linux = new_congestion_control(&TcpConfig::default(), MSS, 10 * MSS);
+    linux.on_ack(0, &ack(4 * MSS));
+    assert_eq!(linux.cwnd(), 12 * MSS);
+}
+
+#[test]
+fn ns3_sets_ssthresh_again_on_every_timeout() {
+    // ns-3 3.37's `ReTxTimeout` clears every retransmitted flag before it asks whether the head
+    // was retransmitted, so each timeout halves the window it finds (one segment after the
+    // first: ssthresh falls to its floor of two); Linux keeps the first timeout's ssthresh.
+    for (flavor, second) in [(TcpFlavor::Ns3, 2 * MSS), (TcpFlavor::Linux, 5 * MSS)] {
+        let (mut c, mut out) = sending_client(flavor, 10, 100 * MSS);
+        let t = c.next_timer().unwrap();
+        c.on_timer(t, &mut out);
+        assert_eq!(c.ssthresh(), 5 * MSS, "{flavor:?}");
+        let t = c.next_timer().unwrap();
+        c.on_timer(t, &mut out);
+        assert_eq!((c.stats().data_timeouts, c.ssthresh()), (2, second), "{flavor:?}");
+    }
+}
+
+#[test]
+fn ns3_acks_a_fin_with_data_twice() {
+    // ns-3 3.37 ACKs the segment that completes the stream (`ReceivedData`) and then the FIN
+    // (`DoPeerClose`); a bare FIN and Linux's flavour get one ACK.
+    for (flavor, len, acks) in [
+        (TcpFlavor::Ns3, 100, 2),
+        (TcpFlavor::Ns3, 0, 1),
+        (TcpFlavor::Linux, 100, 1),
+    ] {
+        let cfg = TcpConfig {
+            flavor,
+            ..TcpConfig::default()
+        };
+        let (_c, mut s, mut out) = pair(cfg);
+        let mut fin = data(0, len);
+        fin.flags |= Flags::FIN;
+        s.on_packet(100, &fin, &mut out);
+        let sent: Vec<u32> = out.packets.iter().map(|p| p.ack).collect();
+        assert_eq!(sent, vec![1001 + len + 1; acks], "{flavor:?} {len}");
+    }
+}
