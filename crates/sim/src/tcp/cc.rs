@@ -361,6 +361,29 @@ mod tests {
     }
 
     #[test]
+    fn ns3_slow_start_counts_every_segment_and_drops_the_rest() {
+        // ns-3 3.37's TcpLinuxReno: slow start adds every acknowledged segment (no RFC 3465
+        // limit of two), capped at ssthresh, and what is left over does not count for
+        // congestion avoidance (Linux counts it, `slow_start_counts_at_most_two_segments_per_ack`).
+        let cfg = TcpConfig {
+            flavor: TcpFlavor::Ns3,
+            ..TcpConfig::default()
+        };
+        let mut cc = new_congestion_control(&cfg, 1000, 10_000);
+        cc.on_ack(0, &ack(4000));
+        assert_eq!(cc.cwnd(), 14_000);
+        cc.set_ssthresh(15_000);
+        // Two segments reach ssthresh with one to spare: it is dropped, so the 15-segment
+        // window then needs 15 more, not 14.
+        cc.on_ack(0, &ack(2000));
+        assert_eq!(cc.cwnd(), 15_000);
+        cc.on_ack(0, &ack(14_000));
+        assert_eq!(cc.cwnd(), 15_000);
+        cc.on_ack(0, &ack(1000));
+        assert_eq!(cc.cwnd(), 16_000);
+    }
+
+    #[test]
     fn slow_start_counts_at_most_two_segments_per_ack() {
         let mut cc = NewReno::new(1000, 10_000);
         cc.on_ack(0, &ack(1000));

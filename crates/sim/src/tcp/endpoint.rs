@@ -894,9 +894,11 @@ impl TcpEndpoint {
         if ns3 && acked > 0 {
             // ns-3 counts whole segments (`ProcessAck`): the bytes of a short segment wait in
             // `m_bytesAckedNotProcessed` until they make up one.
-            let rem = u64::from(self.acked_rem) + acked % self.mss;
-            cc_acked = acked - acked % self.mss + if rem >= self.mss { self.mss } else { 0 };
-            self.acked_rem = (rem % self.mss) as u32;
+            let part = acked % self.mss;
+            let rem = u64::from(self.acked_rem) + part;
+            let carry = if rem >= self.mss { self.mss } else { 0 };
+            cc_acked = acked - part + carry;
+            self.acked_rem = (rem - carry) as u32;
         }
         if self.in_loss && ack >= self.recover {
             // ns-3's ACK that ends CA_LOSS hands the congestion control only the whole

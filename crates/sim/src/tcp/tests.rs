@@ -2078,44 +2078,6 @@ fn ns3_sender_buffer_takes_the_application_s_64_kib_writes() {
 }
 
 #[test]
-fn ns3_slow_start_counts_every_segment_and_drops_the_rest() {
-    // ns-3 3.37's TcpLinuxReno: slow start adds every acknowledged segment (no RFC 3465 limit
-    // of two), capped at ssthresh, and what is left over does not count for congestion
-    // avoidance; Linux grows by at most two segments an ACK and counts the rest.
-    let ack = |acked: u64| AckInfo {
-        acked,
-        ece: false,
-        dupack: false,
-        in_recovery: false,
-        snd_una: 0,
-        snd_max: 0,
-        snd_nxt: 0,
-    };
-    let mut ns3 = new_congestion_control(
-        &TcpConfig {
-            flavor: TcpFlavor::Ns3,
-            ..TcpConfig::default()
-        },
-        MSS,
-        10 * MSS,
-    );
-    ns3.on_ack(0, &ack(4 * MSS));
-    assert_eq!(ns3.cwnd(), 14 * MSS);
-    ns3.set_ssthresh(15 * MSS);
-    // Two segments reach ssthresh with one to spare: it is dropped, so the 15-segment window
-    // then needs 15 more, not 14.
-    ns3.on_ack(0, &ack(2 * MSS));
-    assert_eq!(ns3.cwnd(), 15 * MSS);
-    ns3.on_ack(0, &ack(14 * MSS));
-    assert_eq!(ns3.cwnd(), 15 * MSS);
-    ns3.on_ack(0, &ack(MSS));
-    assert_eq!(ns3.cwnd(), 16 * MSS);
-    let mut linux = new_congestion_control(&TcpConfig::default(), MSS, 10 * MSS);
-    linux.on_ack(0, &ack(4 * MSS));
-    assert_eq!(linux.cwnd(), 12 * MSS);
-}
-
-#[test]
 fn ns3_sets_ssthresh_again_on_every_timeout() {
     // ns-3 3.37's `ReTxTimeout` clears every retransmitted flag before it asks whether the head
     // was retransmitted, so each timeout halves the window it finds (one segment after the
