@@ -855,8 +855,48 @@ struct Port
         p->markedItem = PeekPointer(item);
     }
 
-    static void OnDrop(Port* p, Ptr<const QueueDiscItem>)
+    /// NS3_QTRACE diagnostics: one line per packet a switch port takes (Q) or drops (D), with
+    /// the packets waiting before it, its CE mark (-1: no marking here), TCP flags, sequence
+    /// and acknowledgment numbers. Compare with the same arrivals in Tandem packet by packet.
+    static bool QTraced()
     {
+        static const bool on = std::getenv("NS3_QTRACE") != nullptr;
+        return on;
+    }
+
+    static void QTrace(const char* what, const Ipv4Header& ip, Ptr<const Packet> payload, int64_t w, int marked)
+    {
+        TcpHeader th;
+        if (payload)
+        {
+            payload->PeekHeader(th);
+        }
+        std::cerr << Simulator::Now().GetNanoSeconds() << " " << what << " " << ip.GetSource() << ">"
+                  << ip.GetDestination() << " len " << (payload ? payload->GetSize() : 0) << " waiting " << w
+                  << " ce " << marked << " flags " << int(th.GetFlags()) << " seq "
+                  << th.GetSequenceNumber().GetValue() << " ack " << th.GetAckNumber().GetValue() << std::endl;
+    }
+
+    /// A drop-tail port's device queue took a packet (NS3_QTRACE only).
+    static void OnDevEnqueue(Port* p, Ptr<const Packet> pkt)
+    {
+        Ptr<Packet> c = pkt->Copy();
+        PppHeader ppp;
+        c->RemoveHeader(ppp);
+        Ipv4Header ip;
+        c->RemoveHeader(ip);
+        QTrace("Q", ip, c, int64_t(p->devQueue->GetNPackets()) - 1, -1);
+    }
+
+    static void OnDrop(Port* p, Ptr<const QueueDiscItem> item)
+    {
+        if (QTraced())
+        {
+            if (Ptr<const Ipv4QueueDiscItem> ip = DynamicCast<const Ipv4QueueDiscItem>(item))
+            {
+                QTrace("D", ip->GetHeader(), ip->GetPacket(), -1, -1);
+            }
+        }
         p->markedItem = nullptr;
     }
 
@@ -871,6 +911,10 @@ struct Port
             return;
         }
         uint32_t w = p->qdisc->GetNPackets() - 1 + p->devQueue->GetNPackets();
+        if (QTraced())
+        {
+            QTrace("Q", ip->GetHeader(), ip->GetPacket(), w, marked);
+        }
         bool ect = ip->GetHeader().GetEcn() != Ipv4Header::ECN_NotECT;
         bool expect = ect && w >= p->q.k;
         p->ruleChecked++;
@@ -942,6 +986,10 @@ struct NodeDrops
                 }
             }
             nd->cache[dst] = port;
+        }
+        if (Port::QTraced())
+        {
+            Port::QTrace("D", ip, c, -1, -1);
         }
         if (port)
         {
@@ -1121,6 +1169,11 @@ main(int argc, char* argv[])
         p->dev = portDev[q.node][q.port];
         p->devQueue = DevQueue(p->dev);
         const LinkSpec& link = spec.links[spec.nodes[q.node].links[q.port]];
+        if (q.kind == QueueKind::None && Port::QTraced())
+        {
+            p->devQueue->TraceConnectWithoutContext(
+                "Enqueue", MakeBoundCallback(&Port::OnDevEnqueue, p.get()));
+        }
         if (q.kind != QueueKind::None)
         {
             TrafficControlHelper tch;

@@ -9,7 +9,7 @@ use crate::scenario::Scenario;
 use crate::sim::{Sim, SimOptions};
 use crate::table::TableError;
 use crate::tap::Tap;
-use crate::time::{Time, MS};
+use crate::time::{Time, MS, NS};
 use serde_json::Value;
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -150,6 +150,20 @@ pub fn build_engine(sc: &Scenario, out_dir: Option<&Path>) -> Result<Engine, Run
     Ok(Engine::Partitioned(Parallel::new(parts, &split)))
 }
 
+/// The scenario's flows; in the like-for-like mode (`flavor = "ns3"`) with start times rounded
+/// to the nearest nanosecond, as the ns-3 program holds them (its clock counts whole
+/// nanoseconds). Without this a start a fraction of a nanosecond off puts a packet before or
+/// after a transmission's end at the same nanosecond, and the two tools part.
+fn like_for_like_starts(sc: &Scenario) -> Vec<crate::workload::FlowSpec> {
+    let mut flows = sc.flows.clone();
+    if sc.tcp.flavor == crate::config::TcpFlavor::Ns3 {
+        for f in &mut flows {
+            f.start = (f.start + NS / 2) / NS * NS;
+        }
+    }
+    flows
+}
+
 /// [`build`], or with `part` that partition of a partitioned run.
 fn build_part(sc: &Scenario, out_dir: Option<&Path>, part: Option<(u16, &Partitioning)>) -> Result<Sim, RunError> {
     let mut sim = Sim::new(
@@ -157,7 +171,7 @@ fn build_part(sc: &Scenario, out_dir: Option<&Path>, part: Option<(u16, &Partiti
         sc.switch,
         sc.host_queue,
         sc.tcp,
-        sc.flows.clone(),
+        like_for_like_starts(sc),
         sc.seed,
         SimOptions {
             queue_sample_interval: sc.output.queue_sample_interval,

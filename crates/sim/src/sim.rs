@@ -1,7 +1,7 @@
 //! The simulation: nodes, ports and links, the event loop, hosts running TCP and UDP flows,
 //! switches running the pipeline of [`crate::switch`].
 
-use crate::config::{Forwarding, QueueConfig, SwitchConfig, TcpConfig};
+use crate::config::{Forwarding, QueueConfig, SwitchConfig, TcpConfig, TcpFlavor};
 use crate::event::{Event, EventQueue, FAR};
 use crate::packet::{FlowId, NodeId, Packet, PacketId, PacketPool, Proto, L2_L3_HEADER, UDP_HEADER};
 pub use crate::port::Port;
@@ -1540,7 +1540,13 @@ impl Sim {
                         self.out = out;
                         let ids = self.flow_ids(p.flow, 1);
                         let mut out = std::mem::take(&mut self.out);
-                        let ep = TcpEndpoint::accept(self.tcp_cfg, ids, &p, now, &mut out);
+                        let mut ep = TcpEndpoint::accept(self.tcp_cfg, ids, &p, now, &mut out);
+                        let bulk = matches!(self.flows[p.flow.0 as usize].spec.kind, FlowKind::Bulk);
+                        if self.tcp_cfg.flavor == TcpFlavor::Ns3 && bulk {
+                            // ns-3's receiving application (`PacketSink`) closes when the
+                            // sender does.
+                            ep.close_on_peer_close();
+                        }
                         self.flows[p.flow.0 as usize].eps[1] = Some(Box::new(ep));
                         self.out = out;
                         self.flush_tcp(p.flow, 1);

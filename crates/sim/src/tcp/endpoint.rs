@@ -170,6 +170,10 @@ pub struct TcpEndpoint {
     ooo: IntervalSet,
     /// Points inside recently reported SACK blocks, most recent first (RFC 2018 §4).
     sack_recent: [u64; MAX_SACK],
+    /// [`TcpFlavor::Ns3`] receiver: ns-3 3.37's SACK list (`TcpRxBuffer::m_sackList`), most
+    /// recent first, at most four blocks; see [`TcpEndpoint::ns3_sack_arrival`].
+    ns3_sack: [(u64, u64); 4],
+    ns3_sack_len: usize,
     sack_recent_len: usize,
     peer_fin_at: Option<u64>,
     peer_fin: bool,
@@ -201,6 +205,9 @@ pub struct TcpEndpoint {
     // ---- bookkeeping ----
     complete_reported: u64,
     closed_reported: bool,
+    /// The application will send nothing and closes as soon as the peer does (see
+    /// [`TcpEndpoint::close_on_peer_close`]).
+    close_on_peer_close: bool,
     stats: TcpStats,
 }
 
@@ -273,6 +280,8 @@ impl TcpEndpoint {
             rcv_nxt: 0,
             ooo: IntervalSet::new(),
             sack_recent: [0; MAX_SACK],
+            ns3_sack: [(0, 0); 4],
+            ns3_sack_len: 0,
             sack_recent_len: 0,
             peer_fin_at: None,
             peer_fin: false,
@@ -288,6 +297,7 @@ impl TcpEndpoint {
             ce_seq: 0,
             complete_reported: 0,
             closed_reported: false,
+            close_on_peer_close: false,
             stats,
         }
     }
@@ -371,6 +381,15 @@ impl TcpEndpoint {
             self.try_send(now, out);
             self.check_closed(now, out);
         }
+    }
+
+    /// The application will never send and closes its side the moment the peer's FIN arrives:
+    /// the FIN then goes out on the ACK of the peer's FIN. This is ns-3's `PacketSink`, whose
+    /// listening socket is shut down for sending, so that every accepted socket closes from
+    /// `DoPeerClose`; the sender then acknowledges that FIN, one more segment on the data's
+    /// path.
+    pub fn close_on_peer_close(&mut self) {
+        self.close_on_peer_close = true;
     }
 
     /// A packet for this connection arrived. Packets of another protocol or other ports are
@@ -1668,6 +1687,12 @@ impl TcpEndpoint {
     }
 
     fn base_packet(&self, now: Time, seq_off: u64, flags: Flags) -> Packet {
+        // ns-3 3.37's DCTCP (`DctcpEcn` mode) sends every segment ECT, SYNs, SYN-ACKs and pure
+        // ACKs included, so switches mark them as they mark data; RFC 3168 and Linux's classic
+        // ECN keep them not-ECT. (Data segments get their codepoint in `emit_range`.)
+        let ect = self.dctcp
+            && self.cfg.flavor == TcpFlavor::Ns3
+            && (self.ecn_ok || (flags.contains(Flags::SYN) && !flags.contains(Flags::ACK) && self.ecn_wanted));
         Packet {
             created: now,
             flow: self.ids.flow,
@@ -1678,7 +1703,7 @@ impl TcpEndpoint {
             seq: to_wire(self.iss, seq_off),
             flags,
             proto: Proto::Tcp,
-            ecn: Ecn::NotEct,
+            ecn: if ect { Ecn::Ect0 } else { Ecn::NotEct },
             ..Packet::default()
         }
     }
@@ -1697,7 +1722,10 @@ impl TcpEndpoint {
         if flags.contains(Flags::ACK) {
             p.ack = to_wire(self.irs, self.rcv_nxt);
             let ece = if self.dctcp { self.ce_state } else { self.ece_pending };
-            if self.ecn_ok && ece {
+            // ns-3 3.37 sets ECE only on the ACKs its receive path sends (`ReceivedData`,
+            // `DelAckTimeout`, DCTCP's CE-change ACK), never on a bare FIN (`SendEmptyPacket`).
+            let bare_fin = flags.contains(Flags::FIN) && payload == 0 && self.cfg.flavor == TcpFlavor::Ns3;
+            if self.ecn_ok && ece && !bare_fin {
                 flags |= Flags::ECE;
             }
             if self.sack_ok && !self.ooo.is_empty() {
@@ -1733,11 +1761,16 @@ impl TcpEndpoint {
         let room = room.min(MAX_SACK);
         let mut blocks = [(0u64, 0u64); MAX_SACK];
         let mut n = 0;
+        if self.cfg.flavor == TcpFlavor::Ns3 {
+            // ns-3 reports the first blocks of its list that fit, and no others.
+            n = self.ns3_sack_len.min(room);
+            blocks[..n].copy_from_slice(&self.ns3_sack[..n]);
+        }
         let recent = self.sack_recent[..self.sack_recent_len]
             .iter()
             .filter_map(|&x| self.ooo.containing(x));
         for iv in recent.chain(self.ooo.iter()) {
-            if n == room {
+            if n == room || self.cfg.flavor == TcpFlavor::Ns3 {
                 break;
             }
             if !blocks[..n].contains(&iv) {
@@ -1750,6 +1783,53 @@ impl TcpEndpoint {
         }
         p.sack_len = n as u8;
         n
+    }
+
+    /// [`TcpFlavor::Ns3`]: ns-3 3.37's `TcpRxBuffer::UpdateSackList` for the new bytes `[a, b)`
+    /// of an out-of-order arrival. The block goes first; a listed block that ends where it
+    /// starts or starts where it ends is merged into it (exact adjacency only), the search
+    /// starting again after each merge; a fifth block falls off the end. A range that fell
+    /// off is not reported again, and new bytes next to it are reported without it (RFC
+    /// 2018's receiver reports every range it holds, as [`TcpEndpoint::fill_sack`] does for
+    /// Linux).
+    fn ns3_sack_arrival(&mut self, a: u64, b: u64) {
+        let mut list = [(0u64, 0u64); 5];
+        list[0] = (a, b);
+        list[1..=self.ns3_sack_len].copy_from_slice(&self.ns3_sack[..self.ns3_sack_len]);
+        let mut n = self.ns3_sack_len + 1;
+        let mut i = 1;
+        while i < n {
+            let ((bf, bs), (cf, cs)) = (list[0], list[i]);
+            let merged = if bf == cs {
+                Some((cf, bs))
+            } else if bs == cf {
+                Some((bf, cs))
+            } else {
+                None
+            };
+            if let Some(m) = merged {
+                list.copy_within(i + 1..n, i);
+                n -= 1;
+                list[0] = m;
+                i = 1;
+            } else {
+                i += 1;
+            }
+        }
+        self.ns3_sack_len = n.min(4);
+        self.ns3_sack.copy_from_slice(&list[..4]);
+    }
+
+    /// [`TcpFlavor::Ns3`]: `TcpRxBuffer::ClearSackList`, blocks the cumulative ACK has passed go.
+    fn ns3_sack_clear(&mut self) {
+        let mut n = 0;
+        for i in 0..self.ns3_sack_len {
+            if self.ns3_sack[i].1 > self.rcv_nxt {
+                self.ns3_sack[n] = self.ns3_sack[i];
+                n += 1;
+            }
+        }
+        self.ns3_sack_len = n;
     }
 
     fn note_sack_arrival(&mut self, x: u64) {
@@ -1789,7 +1869,9 @@ impl TcpEndpoint {
         }
         if self.ecn_ok {
             if self.dctcp && self.cfg.flavor == TcpFlavor::Ns3 {
-                if len > 0 && pkt.ecn != Ecn::NotEct {
+                // ns-3 takes the CE event in `ForwardUp`, before the segment's own processing,
+                // for every ECN-capable segment: a pure ACK (the handshake's, say) counts too.
+                if pkt.ecn != Ecn::NotEct {
                     self.ns3_dctcp_ce_event(now, ce, seq, out);
                 }
             } else if self.dctcp {
@@ -1838,6 +1920,9 @@ impl TcpEndpoint {
                 if e < end {
                     self.ack_now = true;
                 }
+                if self.ns3_sack_len > 0 {
+                    self.ns3_sack_clear();
+                }
                 self.deliver(out);
                 match self.cfg.delayed_ack {
                     DelayedAck::Off => self.ack_now = true,
@@ -1852,7 +1937,11 @@ impl TcpEndpoint {
                 }
                 self.delack_reserved = !self.ack_now;
             } else {
-                self.ooo.insert(s, e, |_, _| {});
+                let mut new = (u64::MAX, 0);
+                self.ooo.insert(s, e, |a, b| new = (new.0.min(a), new.1.max(b)));
+                if self.cfg.flavor == TcpFlavor::Ns3 && new.0 < new.1 {
+                    self.ns3_sack_arrival(new.0, new.1);
+                }
                 self.stats.out_of_order_arrivals += 1;
                 self.note_sack_arrival(s);
                 self.ack_now = true;
@@ -1876,16 +1965,20 @@ impl TcpEndpoint {
                 if len > 0 && pkt.has(Flags::FIN) && self.cfg.flavor == TcpFlavor::Ns3 {
                     // ns-3 3.37 ACKs the data that completes the stream (`ReceivedData`: RCV.NXT,
                     // past the FIN, is beyond the segment, as when a gap is filled) and then the
-                    // FIN itself (`DoPeerClose`): two ACKs.
+                    // FIN itself (`DoPeerClose`): two segments.
                     self.send_ack(now, out);
                 }
                 self.ack_now = true;
+                if self.close_on_peer_close {
+                    // Our FIN carries the ACK of theirs (`try_send` after this segment).
+                    self.fin_queued = true;
+                }
                 out.events.push(TcpEvent::PeerClosed);
             }
         }
     }
 
-    /// [`TcpFlavor::Ns3`]'s DCTCP receiver on an ECN-capable data segment, before the segment
+    /// [`TcpFlavor::Ns3`]'s DCTCP receiver on an ECN-capable segment (data or not), before it
     /// is taken in (ns-3 3.37's `TcpSocketBase::ForwardUp` and `TcpDctcp::CeState0to1` /
     /// `CeState1to0`): a CE mark counts only on a segment above the last one that counted
     /// (`m_ecnCESeq`); when the CE state changes while the last ACK decision was to delay, an

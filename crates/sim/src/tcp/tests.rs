@@ -2114,3 +2114,124 @@ fn ns3_acks_a_fin_with_data_twice() {
         assert_eq!(sent, vec![1001 + len + 1; acks], "{flavor:?} {len}");
     }
 }
+
+#[test]
+fn ns3_dctcp_sends_every_segment_ect() {
+    // ns-3 3.37's DCTCP (`DctcpEcn` mode) sends SYN, SYN-ACK, pure ACKs and FINs ECT, as it
+    // sends data; Linux's flavour keeps segments without payload not-ECT.
+    for (flavor, ect) in [(TcpFlavor::Ns3, true), (TcpFlavor::Linux, false)] {
+        let sc = Scenario::new(100_000).both(|c| {
+            c.cc = CcAlgo::Dctcp { g: 1.0 / 16.0 };
+            c.flavor = flavor;
+        });
+        let net = run(sc, no_drops());
+        net.assert_complete();
+        let control: Vec<&Sent> = net.sent.iter().filter(|s| s.pkt.payload == 0).collect();
+        assert!(control.iter().filter(|s| s.pkt.has(Flags::SYN)).count() == 2);
+        assert!(control.iter().all(|s| (s.pkt.ecn == Ecn::Ect0) == ect), "{flavor:?}");
+        assert!(net.data_sent(0).all(|s| s.pkt.ecn == Ecn::Ect0));
+    }
+}
+
+#[test]
+fn ns3_dctcp_counts_a_marked_handshake_ack() {
+    // ns-3 takes the CE mark of every ECN-capable segment (`ForwardUp`). A marked handshake
+    // ACK (sequence 1) is then the mark that counts, and the first data segment, at sequence 1
+    // and marked too, does not (`m_ecnCESeq`): its ACK goes without ECE.
+    let cfg = TcpConfig {
+        flavor: TcpFlavor::Ns3,
+        cc: CcAlgo::Dctcp { g: 1.0 / 16.0 },
+        ..TcpConfig::default()
+    };
+    for (ack_marked, ece) in [(true, false), (false, true)] {
+        let mut out = TcpOutput::new();
+        let mut c = TcpEndpoint::connect_with_iss(cfg, ids(), 1_000, 10, &mut out);
+        let syn = out.packets.pop().unwrap();
+        let mut s = TcpEndpoint::accept_with_iss(cfg, ids().reversed(), &syn, 5_000, 20, &mut out);
+        let synack = out.packets.pop().unwrap();
+        c.on_packet(30, &synack, &mut out);
+        let mut ack = out.packets.pop().unwrap();
+        assert_eq!(ack.ecn, Ecn::Ect0);
+        if ack_marked {
+            ack.ecn = Ecn::Ce;
+        }
+        s.on_packet(40, &ack, &mut out);
+        out.clear();
+        // The first data segment after the handshake is acknowledged at once.
+        s.on_packet(100, &marked(0, 1448), &mut out);
+        assert_eq!(out.packets.len(), 1);
+        assert_eq!(
+            out.packets[0].has(Flags::ECE),
+            ece,
+            "handshake ACK marked: {ack_marked}"
+        );
+    }
+}
+
+#[test]
+fn ns3_sink_closes_with_its_peer() {
+    // ns-3's PacketSink closes as soon as the sender does: after the ACK of the data that comes
+    // with the FIN, its own FIN (without ECE: `SendEmptyPacket`) acknowledges the peer's.
+    let cfg = TcpConfig {
+        flavor: TcpFlavor::Ns3,
+        cc: CcAlgo::Dctcp { g: 1.0 / 16.0 },
+        ..TcpConfig::default()
+    };
+    for (len, acks) in [(100, 2), (0, 1)] {
+        let (_c, mut s, mut out) = pair(cfg);
+        s.close_on_peer_close();
+        // A marked segment first, so that ACKs carry ECE.
+        s.on_packet(50, &marked(0, 1448), &mut out);
+        out.clear();
+        let mut fin = marked(1448, len);
+        fin.flags |= Flags::FIN;
+        s.on_packet(100, &fin, &mut out);
+        let sent = &out.packets;
+        assert_eq!(sent.len(), acks, "{len}");
+        assert!(sent.iter().all(|p| p.ack == 1001 + 1448 + len + 1));
+        let (last, first) = (sent.last().unwrap(), &sent[0]);
+        assert!(last.has(Flags::FIN) && !last.has(Flags::ECE), "{len}");
+        if acks == 2 {
+            assert!(first.has(Flags::ECE) && !first.has(Flags::FIN));
+        }
+    }
+    // Without it (and in the end-to-end runs, where the application closes after
+    // `PeerClosed`) nothing is sent on its own.
+    let (_c, mut s, mut out) = pair(cfg);
+    let mut fin = data(0, 0);
+    fin.flags |= Flags::FIN;
+    s.on_packet(100, &fin, &mut out);
+    assert!(out.packets.iter().all(|p| !p.has(Flags::FIN)));
+}
+
+#[test]
+fn ns3_sack_list_forgets_the_fifth_block() {
+    // ns-3's receiver keeps at most four SACK blocks, most recent first, merges only blocks
+    // that touch, and never reports a block that fell off the list again (RFC 2018 and the
+    // Linux flavour report every range held).
+    const M: u32 = 1448;
+    for flavor in [TcpFlavor::Ns3, TcpFlavor::Linux] {
+        let cfg = TcpConfig {
+            flavor,
+            ..TcpConfig::default()
+        };
+        let (_c, mut s, mut out) = pair(cfg);
+        for k in [2, 4, 6, 8, 10] {
+            s.on_packet(100, &data(k * M, M), &mut out);
+        }
+        out.clear();
+        // Segment 3 joins 2 (no longer listed in ns-3) and 4.
+        s.on_packet(200, &data(3 * M, M), &mut out);
+        let ack = out.packets.last().unwrap();
+        let blocks: Vec<(u32, u32)> = ack
+            .sack_blocks()
+            .iter()
+            .map(|&(a, b)| ((a - 1001) / M, (b - 1001) / M))
+            .collect();
+        let want = match flavor {
+            TcpFlavor::Ns3 => vec![(3, 5), (10, 11), (8, 9)],
+            TcpFlavor::Linux => vec![(2, 5), (10, 11), (8, 9)],
+        };
+        assert_eq!(blocks, want, "{flavor:?}");
+    }
+}
