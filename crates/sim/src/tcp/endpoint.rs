@@ -6,7 +6,7 @@ use super::seq::{initial_seq, to_wire, unwrap_seq};
 use super::{FailReason, FlowIds, SynOptions, TcpEvent, TcpInput, TcpOutput, TcpStats};
 use crate::config::{CcAlgo, DelayedAck, TcpConfig, TcpFlavor};
 use crate::packet::{Packet, Proto, L2_L3_HEADER, MAX_SACK, TCP_HEADER};
-use crate::time::{Time, SEC, US};
+use crate::time::{Time, MS, SEC, US};
 use std::collections::VecDeque;
 use tandem_wire::ipv4::Ecn;
 use tandem_wire::tcp::Flags;
@@ -398,6 +398,10 @@ impl TcpEndpoint {
         if pkt.proto != Proto::Tcp || pkt.src_port != self.ids.remote_port || pkt.dst_port != self.ids.local_port {
             return;
         }
+        if self.closed_reported && self.cfg.flavor == TcpFlavor::Ns3 {
+            // ns-3 3.37 ignores every segment in TIME_WAIT (a resent FIN gets no ACK there).
+            return;
+        }
         match self.phase {
             Phase::SynSent => self.on_packet_syn_sent(now, pkt, out),
             Phase::SynRcvd => self.on_packet_syn_rcvd(now, pkt, out),
@@ -763,6 +767,7 @@ impl TcpEndpoint {
         }
         let prior_una = self.snd_una;
         let was_recovery = self.recovery != Recovery::None;
+        let (was_cwr, was_loss) = (self.in_cwr, self.in_loss);
         let ece = self.ecn_ok && pkt.has(Flags::ECE);
         if ece {
             self.stats.ece_received += 1;
@@ -826,13 +831,27 @@ impl TcpEndpoint {
         let dt = self.cfg.dupack_threshold.max(1);
         match self.recovery {
             Recovery::None => {
-                if acked > 0 {
+                // ns-3 3.37 (`ProcessAck`) keeps counting when an ACK that advances SND.UNA
+                // also SACKs new data: it is a duplicate ACK too.
+                if acked > 0 && !(ns3 && is_dup) {
                     self.dupacks = 0;
                 }
                 if is_dup {
                     self.dupacks += 1;
                 }
-                let lost = self.sack_ok && self.lost_boundary > self.snd_una;
+                let lost = if ns3 {
+                    // ns-3 3.37's `DupAck` asks `IsLost(HighACK + segment size)`: whether the
+                    // segment after the first unacknowledged one is lost, not the first (with
+                    // SACK information left from a recovery that ended, the first may be a
+                    // retransmission still on its way).
+                    let x = self.snd_una + self.mss;
+                    self.sack_ok
+                        && x < self.snd_max
+                        && x < self.lost_boundary
+                        && self.scoreboard.containing(x).is_none()
+                } else {
+                    self.sack_ok && self.lost_boundary > self.snd_una
+                };
                 if (self.dupacks >= dt || lost) && self.snd_una >= self.recover && self.snd_max > self.snd_una {
                     if ns3 && self.in_cwr && self.sack_ok {
                         self.start_cwr_repair();
@@ -888,6 +907,11 @@ impl TcpEndpoint {
                     }
                 }
             }
+        }
+        if ns3 && is_dup && !was_recovery && self.recovery == Recovery::None && !was_cwr && !was_loss {
+            // Such an ACK leaves ns-3 in CA_DISORDER, where `ProcessAck` calls no `NewAck`:
+            // the retransmission timer runs on from the last restart.
+            restart_timer = false;
         }
         if restart_timer {
             self.rto_at = if self.snd_una >= self.snd_max && !self.ns3_idle_rto() {
@@ -1001,9 +1025,14 @@ impl TcpEndpoint {
     fn begin_sack_recovery(&mut self) {
         self.recovery = Recovery::Sack;
         self.first_partial_seen = false;
-        self.high_rxt = self.snd_una;
-        self.sacked_below_rxt = 0;
-        self.rxt_sacked = IntervalSet::new();
+        if self.cfg.flavor == TcpFlavor::Linux {
+            self.high_rxt = self.snd_una;
+            self.sacked_below_rxt = 0;
+            self.rxt_sacked = IntervalSet::new();
+        }
+        // ns-3 3.37 keeps a segment's `m_retrans` flag until the segment is acknowledged or a
+        // timeout clears every flag, so what an earlier recovery resent counts as resent in
+        // this one: HighRxt and the resent-and-SACKed ranges stay.
         self.rescue_rxt = None;
         self.rxt_sent.clear();
         self.rxt_lost.clear();
@@ -1057,7 +1086,13 @@ impl TcpEndpoint {
             self.cwr_pending = true;
             self.ecn_high = self.snd_max;
         }
-        if self.sack_ok {
+        if self.sack_ok && self.cfg.flavor == TcpFlavor::Ns3 {
+            // ns-3's `EnterRecovery` -> `DoRetransmit`: NextSeg rules 1 and 2 (a segment an
+            // earlier recovery resent is not lost again), else the head.
+            self.cc.set_cwnd(ssthresh);
+            self.begin_sack_recovery();
+            self.partial_ack_retransmit(now, out);
+        } else if self.sack_ok {
             // RFC 6675 §5 steps 4.1-4.4.
             self.cc.set_cwnd(ssthresh);
             self.begin_sack_recovery();
@@ -1096,6 +1131,13 @@ impl TcpEndpoint {
         }
         if self.consecutive_timeouts >= self.cfg.data_retries {
             self.fail(FailReason::DataRetriesExhausted, out);
+            return;
+        }
+        if self.ns3_last_ack() {
+            // ns-3's `LastAckTimeout`: the FIN again, nothing else changes.
+            self.consecutive_timeouts += 1;
+            self.snd_nxt = self.snd_una;
+            self.try_send(now, out);
             return;
         }
         // Linux sets ssthresh on the first of a series of timeouts only. ns-3 3.37 sets it on
@@ -1415,6 +1457,28 @@ impl TcpEndpoint {
         1 + self.app_total
     }
 
+    /// [`TcpFlavor::Ns3`]'s LAST_ACK: the peer's FIN is in, every byte of ours is
+    /// acknowledged and our FIN is out but not yet.
+    fn ns3_last_ack(&self) -> bool {
+        self.cfg.flavor == TcpFlavor::Ns3
+            && self.peer_fin
+            && self.fin_queued
+            && self.snd_una == self.data_end()
+            && self.snd_max > self.data_end()
+    }
+
+    /// ns-3 3.37 resends a FIN in LAST_ACK after the RTT estimate plus max(G, 4 x its
+    /// variation) (`DoPeerClose`, `LastAckTimeout`), with no minimum RTO and no backoff; G is
+    /// ns-3's clock granularity, 1 ms. A receiver's estimate is usually its handshake's one
+    /// sample: 1 us, as its millisecond timestamps measure 0 (see [`TcpEndpoint::rtt_on_ack`]).
+    fn ns3_last_ack_timeout(&self) -> Time {
+        let (srtt, var) = match self.srtt {
+            Some(s) => (s, self.rttvar),
+            None => (SEC, SEC / 2),
+        };
+        srtt.saturating_add(MS.max(var.saturating_mul(4)))
+    }
+
     /// Offset one past everything there is to send (data, then the FIN).
     fn send_limit(&self) -> u64 {
         let end = self.buffered_end();
@@ -1593,7 +1657,7 @@ impl TcpEndpoint {
             SegKind::Hole { skipped_to } => {
                 let h = self.high_rxt.max(self.snd_una);
                 self.sacked_below_rxt += skipped_to.saturating_sub(h);
-                self.high_rxt = e;
+                self.high_rxt = e.max(h);
                 self.rxt_sent.push_back((s, e, self.snd_max));
             }
             SegKind::New => self.snd_nxt = e,
@@ -1644,7 +1708,12 @@ impl TcpEndpoint {
         }
         self.snd_max = self.snd_max.max(e);
         if self.rto_at.is_none() {
-            self.rto_at = Some(now.saturating_add(self.rto()));
+            let wait = if self.ns3_last_ack() {
+                self.ns3_last_ack_timeout()
+            } else {
+                self.rto()
+            };
+            self.rto_at = Some(now.saturating_add(wait));
         }
         out.packets.push(p);
     }
@@ -2024,7 +2093,16 @@ impl TcpEndpoint {
     fn rtt_on_ack(&mut self, now: Time, pkt: &Packet, ack: u64) {
         let mut sample = None;
         if self.ts_ok && pkt.ts_ecr != 0 && pkt.ts_ecr <= now {
-            sample = Some(now - pkt.ts_ecr);
+            sample = Some(if self.cfg.flavor == TcpFlavor::Ns3 {
+                // ns-3's timestamps count whole milliseconds (`TcpOptionTS::NowToTsValue`); a
+                // sample of 0 is taken as 1 us (`EstimateRtt`).
+                (now / MS - pkt.ts_ecr / MS)
+                    .checked_mul(MS)
+                    .filter(|&r| r > 0)
+                    .unwrap_or(US)
+            } else {
+                now - pkt.ts_ecr
+            });
         }
         if let Some((end, sent)) = self.timed {
             if ack >= end {

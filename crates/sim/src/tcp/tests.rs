@@ -2235,3 +2235,81 @@ fn ns3_sack_list_forgets_the_fifth_block() {
         assert_eq!(blocks, want, "{flavor:?}");
     }
 }
+
+#[test]
+fn ns3_dupack_asks_whether_the_second_segment_is_lost() {
+    // Segment 0 missing, segments 1-4 SACKed in one ACK. RFC 6675 (Linux flavour): IsLost(0)
+    // holds, so recovery starts and segment 0 goes again. ns-3 3.37's `DupAck` asks
+    // IsLost(HighACK + segment size), segment 1, which is SACKed: one duplicate ACK, no
+    // recovery yet.
+    for (flavor, recovery) in [(TcpFlavor::Linux, true), (TcpFlavor::Ns3, false)] {
+        let (mut c, mut out) = sending_client(flavor, 10, 10 * MSS);
+        out.clear();
+        c.on_packet(1_000, &client_ack(seg(0), Some((seg(1), seg(5)))), &mut out);
+        assert_eq!(c.stats().fast_recoveries > 0, recovery, "{flavor:?}");
+        let resent = out
+            .packets
+            .iter()
+            .any(|p| p.payload > 0 && p.seq == 1000 + seg(0) as u32);
+        assert_eq!(resent, recovery, "{flavor:?}");
+    }
+}
+
+#[test]
+fn ns3_an_advancing_ack_with_new_sack_blocks_is_a_duplicate() {
+    // ns-3 3.37: an ACK that advances SND.UNA and SACKs new data counts as a duplicate ACK
+    // (the count goes on: the third starts recovery) and, leaving the sender in CA_DISORDER,
+    // does not restart the retransmission timer.
+    let (mut c, mut out) = sending_client(TcpFlavor::Ns3, 10, 10 * MSS);
+    let armed = c.next_timer().unwrap();
+    out.clear();
+    // Segment 1 lost: segment 0 and 2 arrive (one ACK), then 3, then 4.
+    c.on_packet(1_000, &client_ack(seg(1), Some((seg(2), seg(3)))), &mut out);
+    assert_eq!(c.next_timer(), Some(armed), "timer restarted by an advancing duplicate");
+    assert_eq!(c.stats().fast_recoveries, 0);
+    c.on_packet(1_100, &client_ack(seg(1), Some((seg(2), seg(4)))), &mut out);
+    c.on_packet(1_200, &client_ack(seg(1), Some((seg(2), seg(5)))), &mut out);
+    assert_eq!(c.stats().fast_recoveries, 1, "the third duplicate starts recovery");
+    // The Linux flavour restarts the timer on any ACK that advances SND.UNA.
+    let (mut l, mut out) = sending_client(TcpFlavor::Linux, 10, 10 * MSS);
+    let armed = l.next_timer().unwrap();
+    l.on_packet(1_000, &client_ack(seg(1), Some((seg(2), seg(3)))), &mut out);
+    assert!(l.next_timer().unwrap() > armed);
+}
+
+#[test]
+fn ns3_last_ack_resends_the_fin_each_millisecond_and_time_wait_is_silent() {
+    // ns-3's receiving application closes with the sender; in LAST_ACK its FIN goes again
+    // after the RTT estimate plus max(1 ms, 4 x variation) (`LastAckTimeout`), no minimum
+    // RTO. Its RTT estimate is the handshake's one sample: timestamps count milliseconds, so
+    // it measured 0, taken as 1 us. The sender, in TIME_WAIT, answers nothing.
+    let cfg = TcpConfig {
+        flavor: TcpFlavor::Ns3,
+        ..TcpConfig::default()
+    };
+    let (mut c, mut s, mut out) = pair(cfg);
+    s.close_on_peer_close();
+    c.send(50, 100, &mut out);
+    c.close(50, &mut out);
+    let sent: Vec<Packet> = out.packets.drain(..).collect();
+    assert!(sent.last().unwrap().has(Flags::FIN));
+    for p in &sent {
+        s.on_packet(1_000 * US, p, &mut out);
+    }
+    let server_fin = *out.packets.last().unwrap();
+    assert!(server_fin.has(Flags::FIN));
+    assert_eq!(s.srtt(), Some(US));
+    assert_eq!(s.next_timer(), Some(1_000 * US + US + MS));
+    out.clear();
+    s.on_timer(1_000 * US + US + MS, &mut out);
+    assert_eq!(out.packets.len(), 1);
+    assert!(out.packets[0].has(Flags::FIN));
+    assert_eq!(s.next_timer(), Some(1_000 * US + 2 * (US + MS)));
+    // The sender ACKs the first FIN and closes; the resent one gets no answer.
+    out.clear();
+    c.on_packet(1_100 * US, &server_fin, &mut out);
+    assert!(c.is_closed());
+    out.clear();
+    c.on_packet(2_200 * US, &server_fin, &mut out);
+    assert!(out.packets.is_empty());
+}
