@@ -1322,13 +1322,19 @@ fn seg(i: u64) -> u64 {
 
 /// A client and server with the handshake done by hand (no delays).
 fn pair(cfg: TcpConfig) -> (TcpEndpoint, TcpEndpoint, TcpOutput) {
+    pair_via(cfg, |_| {})
+}
+
+/// [`pair`], the handshake's ACK passed through `on_the_way` (a switch marking it, say).
+fn pair_via(cfg: TcpConfig, on_the_way: impl FnOnce(&mut Packet)) -> (TcpEndpoint, TcpEndpoint, TcpOutput) {
     let mut out = TcpOutput::new();
     let mut c = TcpEndpoint::connect_with_iss(cfg, ids(), 1_000, 10, &mut out);
     let syn = out.packets.pop().unwrap();
     let mut s = TcpEndpoint::accept_with_iss(cfg, ids().reversed(), &syn, 5_000, 20, &mut out);
     let synack = out.packets.pop().unwrap();
     c.on_packet(30, &synack, &mut out);
-    let ack = out.packets.pop().unwrap();
+    let mut ack = out.packets.pop().unwrap();
+    on_the_way(&mut ack);
     s.on_packet(40, &ack, &mut out);
     assert!(c.is_established() && s.is_established());
     out.clear();
@@ -2138,25 +2144,13 @@ fn ns3_dctcp_counts_a_marked_handshake_ack() {
     // ns-3 takes the CE mark of every ECN-capable segment (`ForwardUp`). A marked handshake
     // ACK (sequence 1) is then the mark that counts, and the first data segment, at sequence 1
     // and marked too, does not (`m_ecnCESeq`): its ACK goes without ECE.
-    let cfg = TcpConfig {
-        flavor: TcpFlavor::Ns3,
-        cc: CcAlgo::Dctcp { g: 1.0 / 16.0 },
-        ..TcpConfig::default()
-    };
     for (ack_marked, ece) in [(true, false), (false, true)] {
-        let mut out = TcpOutput::new();
-        let mut c = TcpEndpoint::connect_with_iss(cfg, ids(), 1_000, 10, &mut out);
-        let syn = out.packets.pop().unwrap();
-        let mut s = TcpEndpoint::accept_with_iss(cfg, ids().reversed(), &syn, 5_000, 20, &mut out);
-        let synack = out.packets.pop().unwrap();
-        c.on_packet(30, &synack, &mut out);
-        let mut ack = out.packets.pop().unwrap();
-        assert_eq!(ack.ecn, Ecn::Ect0);
-        if ack_marked {
-            ack.ecn = Ecn::Ce;
-        }
-        s.on_packet(40, &ack, &mut out);
-        out.clear();
+        let (_c, mut s, mut out) = pair_via(ns3_dctcp(), |ack| {
+            assert_eq!(ack.ecn, Ecn::Ect0);
+            if ack_marked {
+                ack.ecn = Ecn::Ce;
+            }
+        });
         // The first data segment after the handshake is acknowledged at once.
         s.on_packet(100, &marked(0, 1448), &mut out);
         assert_eq!(out.packets.len(), 1);
@@ -2172,11 +2166,7 @@ fn ns3_dctcp_counts_a_marked_handshake_ack() {
 fn ns3_sink_closes_with_its_peer() {
     // ns-3's PacketSink closes as soon as the sender does: after the ACK of the data that comes
     // with the FIN, its own FIN (without ECE: `SendEmptyPacket`) acknowledges the peer's.
-    let cfg = TcpConfig {
-        flavor: TcpFlavor::Ns3,
-        cc: CcAlgo::Dctcp { g: 1.0 / 16.0 },
-        ..TcpConfig::default()
-    };
+    let cfg = ns3_dctcp();
     for (len, acks) in [(100, 2), (0, 1)] {
         let (_c, mut s, mut out) = pair(cfg);
         s.close_on_peer_close();
@@ -2312,4 +2302,13 @@ fn ns3_last_ack_resends_the_fin_each_millisecond_and_time_wait_is_silent() {
     out.clear();
     c.on_packet(2_200 * US, &server_fin, &mut out);
     assert!(out.packets.is_empty());
+}
+
+/// The like-for-like flavour with DCTCP (ns-3's `TcpDctcp`).
+fn ns3_dctcp() -> TcpConfig {
+    TcpConfig {
+        flavor: TcpFlavor::Ns3,
+        cc: CcAlgo::Dctcp { g: 1.0 / 16.0 },
+        ..TcpConfig::default()
+    }
 }
