@@ -35,6 +35,9 @@ pub struct Port {
     /// `(rate, ps)`: at `link.rate_bps == rate`, one byte takes exactly `ps` picoseconds
     /// (`ps == 0`: not a whole number; use [`tx_time`]).
     pub(crate) ps_per_byte: (u64, u64),
+    /// Transmission times rounded to the nearest nanosecond, as ns-3's clock holds them
+    /// (`DataRate::CalculateBytesTxTime`): the like-for-like mode's links (`flavor = "ns3"`).
+    pub(crate) ns_grid: bool,
 }
 
 /// A pausable port's 802.3x state.
@@ -52,13 +55,23 @@ impl Port {
     #[inline]
     pub(crate) fn ser_time(&self, bytes: u64) -> Time {
         let (rate, ps) = self.ps_per_byte;
-        if ps != 0 && rate == self.link.rate_bps {
-            if let Some(t) = bytes.checked_mul(ps) {
-                return t;
-            }
+        let t = match bytes.checked_mul(ps) {
+            Some(t) if ps != 0 && rate == self.link.rate_bps => t,
+            _ => tx_time(bytes, self.link.rate_bps),
+        };
+        if self.ns_grid {
+            return ns_grid(t);
         }
-        tx_time(bytes, self.link.rate_bps)
+        t
     }
+}
+
+/// `t` rounded to the nearest nanosecond ([`Port::ns_grid`]; a time too close to
+/// [`Time::MAX`] to round stays as it is).
+#[inline]
+fn ns_grid(t: Time) -> Time {
+    let ns = crate::time::NS;
+    t.checked_add(ns / 2).map_or(t, |u| u / ns * ns)
 }
 
 /// `(rate, ps)` for [`Port::ps_per_byte`].
@@ -68,5 +81,48 @@ pub(crate) fn ps_per_byte(rate_bps: u64) -> (u64, u64) {
         (rate_bps, byte / rate_bps)
     } else {
         (rate_bps, 0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{LinkConfig, QueueConfig};
+    use crate::packet::NodeId;
+    use crate::queue::EgressQueues;
+
+    fn port(rate_bps: u64, ns_grid: bool) -> Port {
+        let link = LinkConfig {
+            rate_bps,
+            delay: 0,
+            framing_overhead: 0,
+            l2_header: 2,
+        };
+        Port {
+            queues: EgressQueues::new(QueueConfig::default()),
+            peer: NodeId(0),
+            peer_port: 0,
+            link,
+            busy: false,
+            done: (0, 0),
+            tap: None,
+            pausable: false,
+            notify_idle: false,
+            down: false,
+            ps_per_byte: ps_per_byte(rate_bps),
+            ns_grid,
+        }
+    }
+
+    #[test]
+    fn like_for_like_links_serialise_on_the_nanosecond_grid() {
+        // A full PPP segment (1502 bytes) at 10 Gb/s: 1201.6 ns, which ns-3 holds as 1202 ns.
+        assert_eq!(port(10_000_000_000, false).ser_time(1502), 1_201_600);
+        assert_eq!(port(10_000_000_000, true).ser_time(1502), 1_202_000);
+        // A rate the fast path cannot take (3 Gb/s), rounded the same way; whole nanoseconds
+        // (1 Gb/s) stay as they are.
+        assert_eq!(port(3_000_000_000, false).ser_time(1502), tx_time(1502, 3_000_000_000));
+        assert_eq!(port(3_000_000_000, true).ser_time(1502), 4_005_000);
+        assert_eq!(port(1_000_000_000, true).ser_time(1502), 12_016_000);
     }
 }

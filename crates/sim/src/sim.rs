@@ -282,6 +282,7 @@ impl Sim {
                     notify_idle: false,
                     down: false,
                     ps_per_byte: ps_per_byte(link.rate_bps),
+                    ns_grid: tcp.flavor == TcpFlavor::Ns3,
                 });
             }
             node.levels = vec![0; node.ports.len()];
