@@ -50,6 +50,25 @@ pub(crate) struct PauseState {
 }
 
 impl Port {
+    /// An idle port on `link` towards `peer`'s port `peer_port`, with `queues`; `ns_grid` for
+    /// the like-for-like mode ([`Port::ns_grid`]).
+    pub(crate) fn new(link: LinkConfig, queues: EgressQueues, peer: NodeId, peer_port: u16, ns_grid: bool) -> Port {
+        Port {
+            queues,
+            peer,
+            peer_port,
+            link,
+            busy: false,
+            done: (0, 0),
+            tap: None,
+            pausable: false,
+            notify_idle: false,
+            down: false,
+            ps_per_byte: ps_per_byte(link.rate_bps),
+            ns_grid,
+        }
+    }
+
     /// [`tx_time`] of `bytes` on this port's link, by one multiplication when the rate divides
     /// 8 Tb/s evenly (every common rate does) and the product fits: the same value either way.
     #[inline]
@@ -98,20 +117,7 @@ mod tests {
             framing_overhead: 0,
             l2_header: 2,
         };
-        Port {
-            queues: EgressQueues::new(QueueConfig::default()),
-            peer: NodeId(0),
-            peer_port: 0,
-            link,
-            busy: false,
-            done: (0, 0),
-            tap: None,
-            pausable: false,
-            notify_idle: false,
-            down: false,
-            ps_per_byte: ps_per_byte(rate_bps),
-            ns_grid,
-        }
+        Port::new(link, EgressQueues::new(QueueConfig::default()), NodeId(0), 0, ns_grid)
     }
 
     #[test]

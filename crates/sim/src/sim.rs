@@ -4,8 +4,8 @@
 use crate::config::{Forwarding, QueueConfig, SwitchConfig, TcpConfig, TcpFlavor};
 use crate::event::{Event, EventQueue, FAR};
 use crate::packet::{FlowId, NodeId, Packet, PacketId, PacketPool, Proto, L2_L3_HEADER, UDP_HEADER};
+use crate::port::PauseState;
 pub use crate::port::Port;
-use crate::port::{ps_per_byte, PauseState};
 use crate::queue::{Admission, DropReason, EgressQueues, SharedBuffer};
 use crate::switch::{LinkChange, MatchTable, SwitchCtx, SwitchModel, Verdict};
 use crate::tap::Tap;
@@ -268,22 +268,11 @@ impl Sim {
             node.ports.reserve_exact(tports.len());
             for (j, tp) in tports.iter().enumerate() {
                 let link = topo.link(tp.link).cfg;
-                node.ports.push(Port {
-                    queues: EgressQueues::new(qcfg)
-                        .with_link_rate(link.rate_bps)
-                        .with_seed(port_seed(seed, NodeId(i as u32), j as u16)),
-                    peer: tp.peer,
-                    peer_port: tp.peer_port,
-                    link,
-                    busy: false,
-                    done: (0, 0),
-                    tap: None,
-                    pausable: false,
-                    notify_idle: false,
-                    down: false,
-                    ps_per_byte: ps_per_byte(link.rate_bps),
-                    ns_grid: tcp.flavor == TcpFlavor::Ns3,
-                });
+                let queues = EgressQueues::new(qcfg)
+                    .with_link_rate(link.rate_bps)
+                    .with_seed(port_seed(seed, NodeId(i as u32), j as u16));
+                let ns_grid = tcp.flavor == TcpFlavor::Ns3;
+                node.ports.push(Port::new(link, queues, tp.peer, tp.peer_port, ns_grid));
             }
             node.levels = vec![0; node.ports.len()];
         }
