@@ -731,6 +731,10 @@ impl TcpEndpoint {
             return;
         }
         if pkt.has(Flags::SYN) {
+            if self.cfg.flavor == TcpFlavor::Ns3 {
+                // ns-3 3.37's `ProcessEstablished` ignores a SYN or SYN-ACK once established.
+                return;
+            }
             // A retransmitted SYN or SYN-ACK: our ACK was lost. Answer with an ACK.
             self.ack_now = true;
             self.flush_ack(now, out);
