@@ -2315,20 +2315,17 @@ fn ns3_dctcp() -> TcpConfig {
 
 #[test]
 fn ns3_ignores_a_resent_synack_once_established() {
-    // The server's SYN-ACK was resent after the client had already started sending: Linux's
-    // flavour answers with an ACK (RFC 9293), ns-3 3.37's `ProcessEstablished` ignores it.
+    // The server's SYN-ACK comes again after the handshake: Linux's flavour answers with an
+    // ACK (RFC 9293), ns-3 3.37's `ProcessEstablished` ignores it.
     for (flavor, answers) in [(TcpFlavor::Linux, 1), (TcpFlavor::Ns3, 0)] {
         let cfg = TcpConfig {
             flavor,
             ..TcpConfig::default()
         };
-        let mut out = TcpOutput::new();
-        let mut c = TcpEndpoint::connect_with_iss(cfg, ids(), 1_000, 10, &mut out);
-        let syn = out.packets.pop().unwrap();
-        let _s = TcpEndpoint::accept_with_iss(cfg, ids().reversed(), &syn, 5_000, 20, &mut out);
-        let synack = out.packets.pop().unwrap();
-        c.on_packet(30, &synack, &mut out);
-        out.clear();
+        let (mut c, _s, mut out) = pair(cfg);
+        let mut synack = client_ack(1, None);
+        synack.seq = 5000;
+        synack.flags = Flags::SYN | Flags::ACK;
         c.on_packet(1_000, &synack, &mut out);
         assert_eq!(out.packets.len(), answers, "{flavor:?}");
     }
