@@ -1838,12 +1838,13 @@ impl TcpEndpoint {
             // ns-3 reports the first blocks of its list that fit, and no others.
             n = self.ns3_sack_len.min(room);
             blocks[..n].copy_from_slice(&self.ns3_sack[..n]);
+            return self.write_sack(p, &blocks[..n]);
         }
         let recent = self.sack_recent[..self.sack_recent_len]
             .iter()
             .filter_map(|&x| self.ooo.containing(x));
         for iv in recent.chain(self.ooo.iter()) {
-            if n == room || self.cfg.flavor == TcpFlavor::Ns3 {
+            if n == room {
                 break;
             }
             if !blocks[..n].contains(&iv) {
@@ -1851,11 +1852,16 @@ impl TcpEndpoint {
                 n += 1;
             }
         }
-        for (i, &(a, b)) in blocks[..n].iter().enumerate() {
+        self.write_sack(p, &blocks[..n])
+    }
+
+    /// Puts `blocks` (offsets) into `p`'s SACK option; returns how many.
+    fn write_sack(&self, p: &mut Packet, blocks: &[(u64, u64)]) -> usize {
+        for (i, &(a, b)) in blocks.iter().enumerate() {
             p.sack[i] = (to_wire(self.irs, a), to_wire(self.irs, b));
         }
-        p.sack_len = n as u8;
-        n
+        p.sack_len = blocks.len() as u8;
+        blocks.len()
     }
 
     /// [`TcpFlavor::Ns3`]: ns-3 3.37's `TcpRxBuffer::UpdateSackList` for the new bytes `[a, b)`
@@ -2012,11 +2018,14 @@ impl TcpEndpoint {
             } else {
                 let mut new = (u64::MAX, 0);
                 self.ooo.insert(s, e, |a, b| new = (new.0.min(a), new.1.max(b)));
-                if self.cfg.flavor == TcpFlavor::Ns3 && new.0 < new.1 {
-                    self.ns3_sack_arrival(new.0, new.1);
+                if self.cfg.flavor == TcpFlavor::Ns3 {
+                    if new.0 < new.1 {
+                        self.ns3_sack_arrival(new.0, new.1);
+                    }
+                } else {
+                    self.note_sack_arrival(s);
                 }
                 self.stats.out_of_order_arrivals += 1;
-                self.note_sack_arrival(s);
                 self.ack_now = true;
                 self.delack_reserved = false;
             }
