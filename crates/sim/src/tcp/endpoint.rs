@@ -771,7 +771,7 @@ impl TcpEndpoint {
         }
         let prior_una = self.snd_una;
         let was_recovery = self.recovery != Recovery::None;
-        let (was_cwr, was_loss) = (self.in_cwr, self.in_loss);
+        let was_loss = self.in_loss;
         let ece = self.ecn_ok && pkt.has(Flags::ECE);
         if ece {
             self.stats.ece_received += 1;
@@ -912,9 +912,11 @@ impl TcpEndpoint {
                 }
             }
         }
-        if ns3 && is_dup && !was_recovery && self.recovery == Recovery::None && !was_cwr && !was_loss {
+        if ns3 && is_dup && !was_recovery && self.recovery == Recovery::None && !self.in_cwr && !was_loss {
             // Such an ACK leaves ns-3 in CA_DISORDER, where `ProcessAck` calls no `NewAck`:
-            // the retransmission timer runs on from the last restart.
+            // the retransmission timer runs on from the last restart. The state that counts is
+            // the one after `ReceivedAck`'s ECN step (CWR ended by this ACK, or entered on its
+            // ECE, where `ProcessAck`'s CA_CWR branch calls `NewAck`), not the one before.
             restart_timer = false;
         }
         if restart_timer {

@@ -2268,6 +2268,35 @@ fn ns3_an_advancing_ack_with_new_sack_blocks_is_a_duplicate() {
 }
 
 #[test]
+fn ns3_an_advancing_duplicate_in_cwr_restarts_the_timer() {
+    // ns-3 3.37 settles the ECN state (`ReceivedAck`) before `ProcessAck`: an advancing ACK
+    // that SACKs new data and carries ECE enters CA_CWR, whose branch calls `NewAck`, so the
+    // timer restarts; so it does for such an ACK while an earlier reduction's CWR lasts. Only
+    // CA_OPEN/CA_DISORDER leave it running (dctcp-32-jitter, seed 7, went wrong on that).
+    let cfg = TcpConfig {
+        cc: CcAlgo::Dctcp { g: 1.0 / 16.0 },
+        flavor: TcpFlavor::Ns3,
+        init_cwnd: 10,
+        ..TcpConfig::default()
+    };
+    let (mut c, _s, mut out) = pair(cfg);
+    c.send(50, 10 * MSS, &mut out);
+    let armed = c.next_timer().unwrap();
+    let mut ack = client_ack(seg(1), Some((seg(2), seg(3))));
+    ack.flags |= Flags::ECE;
+    c.on_packet(1_000, &ack, &mut out);
+    assert_eq!(c.stats().ecn_reductions, 1);
+    let rearmed = c.next_timer().unwrap();
+    assert!(
+        rearmed > armed,
+        "ECE on an advancing duplicate: CA_CWR restarts the timer"
+    );
+    // Still in CWR (SND.MAX not yet acknowledged): the next such ACK, without ECE, restarts too.
+    c.on_packet(1_100, &client_ack(seg(3), Some((seg(4), seg(5)))), &mut out);
+    assert!(c.next_timer().unwrap() > rearmed);
+}
+
+#[test]
 fn ns3_last_ack_resends_the_fin_each_millisecond_and_time_wait_is_silent() {
     // ns-3's receiving application closes with the sender; in LAST_ACK its FIN goes again
     // after the RTT estimate plus max(1 ms, 4 x variation) (`LastAckTimeout`), no minimum
