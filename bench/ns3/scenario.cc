@@ -915,6 +915,10 @@ struct Port
         {
             QTrace("Q", ip->GetHeader(), ip->GetPacket(), w, marked);
         }
+        if (p->q.kind != QueueKind::Threshold)
+        {
+            return; // a RED port, traced only
+        }
         bool ect = ip->GetHeader().GetEcn() != Ipv4Header::ECN_NotECT;
         bool expect = ect && w >= p->q.k;
         p->ruleChecked++;
@@ -1207,11 +1211,18 @@ main(int argc, char* argv[])
                     "LinkDelay", TimeValue(NanoSeconds(link.delayNs)));
             }
             p->qdisc = tch.Install(p->dev).Get(0);
+            if (Ptr<RedQueueDisc> red = DynamicCast<RedQueueDisc>(p->qdisc))
+            {
+                // A random stream of the port's own, numbered as Tandem's like-for-like mode
+                // numbers it (`ns3_red_stream`: node << 16 | port, ns-3 stream 2^63 + that,
+                // run 1), so both draw the same numbers for RED's early drops.
+                red->AssignStreams((int64_t(q.node) << 16) | int64_t(q.port));
+            }
             if (Ptr<TandemStepQueueDisc> s = DynamicCast<TandemStepQueueDisc>(p->qdisc))
             {
                 s->SetDeviceQueue(p->devQueue);
             }
-            if (q.kind == QueueKind::Threshold)
+            if (q.kind == QueueKind::Threshold || (q.kind == QueueKind::Red && Port::QTraced()))
             {
                 Port* raw = p.get();
                 bool ok = p->qdisc->TraceConnectWithoutContext(

@@ -19,6 +19,7 @@ pub mod config;
 pub mod event;
 pub mod experiment;
 pub mod limits;
+pub mod ns3_rng;
 pub mod ns3_spec;
 pub mod packet;
 pub mod parallel;

@@ -3,6 +3,7 @@
 //! drop reasons, and level watching for switch models.
 
 use crate::config::{BufferConfig, Marking, QueueConfig};
+use crate::ns3_rng::Mrg32k3a;
 use crate::packet::{Packet, PacketId};
 use crate::time::Time;
 use rand::{Rng, SeedableRng};
@@ -172,10 +173,160 @@ pub(crate) fn class_queue_bytes() -> usize {
 }
 
 /// What RED decided for one arrival.
+#[derive(Debug, Clone, Copy)]
 enum RedVerdict {
     Pass,
     Early,
     Forced,
+}
+
+/// RED's decision for one arrival at `cq` (Floyd & Jacobson's RED with the "wait" and gentle
+/// variants, as ns-3's `RedQueueDisc` has them), on Tandem's own terms: the average over
+/// everything waiting, thresholds as configured. `red` is (min_th, max_th, max_p, weight,
+/// gentle); `packets` when the thresholds count packets rather than bytes.
+fn red_decide(
+    cq: &mut ClassQueue,
+    rng: &mut Pcg64,
+    packets: bool,
+    red: (f64, f64, f64, f64, bool),
+    ptc: f64,
+    now: Time,
+) -> RedVerdict {
+    let (min, max, max_p, weight, gentle) = red;
+    let cur = if packets { cq.q.len() as f64 } else { cq.bytes as f64 };
+    // After an idle period the average decays as if `m` small packets had arrived to an
+    // empty queue meanwhile (Floyd & Jacobson §4; ns-3's `m_idle`).
+    let m = cq
+        .red_idle_since
+        .take()
+        .map_or(0.0, |t| (crate::time::as_secs(now.saturating_sub(t)) * ptc).floor());
+    cq.red_avg = cq.red_avg * (1.0 - weight).powf(m + 1.0) + weight * cur;
+    let avg = cq.red_avg;
+    cq.red_count += 1;
+    // ns-3 tests "more than one packet in the queue disc", which sits behind a one-packet
+    // device queue: more than two waiting here.
+    if avg < min || cq.q.len() <= 2 {
+        cq.red_old = false;
+        return RedVerdict::Pass;
+    }
+    if avg >= if gentle { 2.0 * max } else { max } {
+        return RedVerdict::Forced;
+    }
+    if !cq.red_old {
+        // The first arrival above min_th starts the count (ns-3's `m_old`).
+        cq.red_count = 1;
+        cq.red_old = true;
+        return RedVerdict::Pass;
+    }
+    let pb = if avg >= max {
+        max_p + (1.0 - max_p) * (avg - max) / max.max(1.0)
+    } else {
+        max_p * (avg - min) / (max - min).max(1.0)
+    }
+    .min(1.0);
+    // The "wait" variant: no early drop within 1/pb packets of the last.
+    let cp = cq.red_count as f64 * pb;
+    let pa = if cp < 1.0 {
+        0.0
+    } else if cp < 2.0 {
+        pb / (2.0 - cp)
+    } else {
+        1.0
+    };
+    if rng.random::<f64>() <= pa && pa > 0.0 {
+        cq.red_count = 0;
+        return RedVerdict::Early;
+    }
+    RedVerdict::Pass
+}
+
+/// RED as ns-3 3.37's `RedQueueDisc` computes it (the like-for-like mode, with ns-3's random
+/// numbers): the average over the queue disc alone (everything waiting but the packet in the
+/// device's one-slot queue), thresholds one lower to match, ns-3's coefficients and formulas
+/// in its order (`InitializeParams`, `DoEnqueue`, `CalculatePNew`, `ModifyP`, `DropEarly`),
+/// and its idle rule ([`EgressQueues::dequeue_for_tx`]), so that every decision is ns-3's.
+/// Packet thresholds only (what the ns-3 export takes).
+struct Ns3Red {
+    min_th: f64,
+    max_th: f64,
+    weight: f64,
+    gentle: bool,
+    cur_max_p: f64,
+    v_a: f64,
+    v_b: f64,
+    v_c: f64,
+    v_d: f64,
+}
+
+impl Ns3Red {
+    /// From Tandem's packet thresholds `min`, `max` (the ns-3 program gives ns-3 `min - 1`,
+    /// `max - 1`, and `LInterm = 1 / max_p`).
+    fn new(min: f64, max: f64, max_p: f64, weight: f64, gentle: bool) -> Ns3Red {
+        let (min_th, max_th) = (min - 1.0, max - 1.0);
+        let cur_max_p = 1.0 / (1.0 / max_p);
+        Ns3Red {
+            min_th,
+            max_th,
+            weight,
+            gentle,
+            cur_max_p,
+            v_a: 1.0 / (max_th - min_th),
+            v_b: -min_th / (max_th - min_th),
+            v_c: (1.0 - cur_max_p) / max_th,
+            v_d: 2.0 * cur_max_p - 1.0,
+        }
+    }
+
+    fn decide(&self, cq: &mut ClassQueue, rng: &mut Mrg32k3a, ptc: f64, now: Time) -> RedVerdict {
+        let n_queued = cq.q.len().saturating_sub(1);
+        let m = cq
+            .red_idle_since
+            .take()
+            .map_or(0, |t| (ptc * crate::time::as_secs(now.saturating_sub(t))) as u32);
+        cq.red_avg = cq.red_avg * (1.0 - self.weight).powf(f64::from(m) + 1.0) + self.weight * n_queued as f64;
+        let avg = cq.red_avg;
+        cq.red_count += 1;
+        if !(avg >= self.min_th && n_queued > 1) {
+            cq.red_old = false;
+            return RedVerdict::Pass;
+        }
+        if (!self.gentle && avg >= self.max_th) || (self.gentle && avg >= 2.0 * self.max_th) {
+            return RedVerdict::Forced;
+        }
+        if !cq.red_old {
+            cq.red_count = 1;
+            cq.red_old = true;
+            return RedVerdict::Pass;
+        }
+        // CalculatePNew.
+        let mut p = if self.gentle && avg >= self.max_th {
+            self.v_c * avg + self.v_d
+        } else if avg >= self.max_th {
+            1.0
+        } else {
+            (self.v_a * avg + self.v_b) * self.cur_max_p
+        };
+        if p > 1.0 {
+            p = 1.0;
+        }
+        // ModifyP, the "wait" variant, packets.
+        let count = cq.red_count as f64;
+        p = if count * p < 1.0 {
+            0.0
+        } else if count * p < 2.0 {
+            p / (2.0 - count * p)
+        } else {
+            1.0
+        };
+        if p > 1.0 {
+            p = 1.0;
+        }
+        if rng.next_u01() <= p {
+            cq.red_count = 0;
+            return RedVerdict::Early;
+        }
+        RedVerdict::Pass
+    }
 }
 
 /// Counters of one egress port.
@@ -244,7 +395,16 @@ pub struct EgressQueues {
     /// RED's random numbers: this port's own stream ([`EgressQueues::with_seed`]), so that what
     /// one port draws never depends on what others drew before (a run split among threads
     /// draws the same numbers). Only RED queues have one.
-    rng: Option<Box<Pcg64>>,
+    rng: Option<Box<RedRng>>,
+}
+
+/// Where a RED queue's random numbers come from.
+#[derive(Debug, Clone)]
+enum RedRng {
+    /// Tandem's own generator.
+    Pcg(Pcg64),
+    /// ns-3's generator and stream ([`EgressQueues::with_ns3_stream`]).
+    Ns3(Mrg32k3a),
 }
 
 /// Mean packet size RED assumes to age its average over an idle period (ns-3's `MeanPktSize`
@@ -263,7 +423,18 @@ impl EgressQueues {
     /// `seed` (no effect without RED marking).
     pub fn with_seed(mut self, seed: u64) -> EgressQueues {
         if matches!(self.cfg.marking, Marking::Red { .. }) {
-            self.rng = Some(Box::new(Pcg64::seed_from_u64(seed)));
+            self.rng = Some(Box::new(RedRng::Pcg(Pcg64::seed_from_u64(seed))));
+        }
+        self
+    }
+
+    /// The same queues, with RED as ns-3's `RedQueueDisc` (the like-for-like mode): its
+    /// arithmetic and idle rule, and its random numbers from `rng`, a stream as
+    /// `RedQueueDisc::AssignStreams` gives it ([`Mrg32k3a::ns3_assigned`]), drawn where ns-3's
+    /// `DropEarly` draws (no effect without RED marking; packet thresholds).
+    pub fn with_ns3_stream(mut self, rng: Mrg32k3a) -> EgressQueues {
+        if matches!(self.cfg.marking, Marking::Red { .. }) {
+            self.rng = Some(Box::new(RedRng::Ns3(rng)));
         }
         self
     }
@@ -331,8 +502,8 @@ impl EgressQueues {
     }
 
     /// Offers a packet to class `class` (clamped to the last class). Applies the class's
-    /// limits ([`QueueConfig::packet_limit`], `limit_bytes`), the shared buffer's admission and the marking policy; on admission the packet
-    /// may be marked CE in place.
+    /// limits ([`QueueConfig::packet_limit`], `limit_bytes`), the shared buffer's admission and
+    /// the marking policy; on admission the packet may be marked CE in place.
     pub fn enqueue(
         &mut self,
         pkt_id: PacketId,
@@ -343,31 +514,31 @@ impl EgressQueues {
     ) -> Admission {
         let ci = usize::from(pkt.class).min(self.classes.len() - 1);
         let size = u64::from(pkt.size);
-        let cq = &self.classes[ci];
-        let limit_packets = self.cfg.packet_limit(ci as u8);
-        let verdict = if limit_packets > 0 && cq.q.len() as u64 >= u64::from(limit_packets) {
-            Err(DropReason::QueuePackets)
-        } else if self.cfg.limit_bytes > 0 && cq.bytes + size > self.cfg.limit_bytes {
-            Err(DropReason::QueueBytes)
-        } else {
-            buf.admit(cq.bytes, size)
-        };
-        if let Err(r) = verdict {
-            self.stats.count_drop(r, pkt.size);
-            return Admission::Dropped(r);
-        }
         let ect = matches!(pkt.ecn, Ecn::Ect0 | Ecn::Ect1 | Ecn::Ce);
-        let mut marked = false;
-        match self.cfg.marking {
-            Marking::None => {}
+        // ns-3's RedQueueDisc decides before its queue's limit applies (a packet the full queue
+        // refuses still counts in RED's average and count); every other policy after.
+        let ns3_red = matches!(self.rng.as_deref(), Some(RedRng::Ns3(_)));
+        if !ns3_red {
+            if let Err(r) = self.admit(ci, size, buf) {
+                self.stats.count_drop(r, pkt.size);
+                return Admission::Dropped(r);
+            }
+        }
+        let cq = &mut self.classes[ci];
+        let verdict = match self.cfg.marking {
+            Marking::None => RedVerdict::Pass,
             Marking::Threshold { k_bytes } => {
-                if cq.bytes > k_bytes && ect {
-                    marked = true;
+                if cq.bytes > k_bytes {
+                    RedVerdict::Early
+                } else {
+                    RedVerdict::Pass
                 }
             }
             Marking::ThresholdPackets { k_packets } => {
-                if cq.q.len() as u64 >= u64::from(k_packets) && ect {
-                    marked = true;
+                if cq.q.len() as u64 >= u64::from(k_packets) {
+                    RedVerdict::Early
+                } else {
+                    RedVerdict::Pass
                 }
             }
             Marking::Red {
@@ -375,68 +546,39 @@ impl EgressQueues {
                 max_bytes,
                 max_p,
                 weight,
-                ecn,
                 gentle,
                 packets,
+                ..
             } => {
-                let rng = self.rng.get_or_insert_with(|| Box::new(Pcg64::seed_from_u64(0)));
-                let cq = &mut self.classes[ci];
-                let cur = if packets { cq.q.len() as f64 } else { cq.bytes as f64 };
-                // After an idle period the average decays as if `m` small packets had
-                // arrived to an empty queue meanwhile (Floyd & Jacobson §4; ns-3's `m_idle`).
-                let m = cq.red_idle_since.take().map_or(0.0, |t| {
-                    (crate::time::as_secs(now.saturating_sub(t)) * self.red_ptc).floor()
-                });
-                cq.red_avg = cq.red_avg * (1.0 - weight).powf(m + 1.0) + weight * cur;
-                let (avg, min, max) = (cq.red_avg, min_bytes as f64, max_bytes as f64);
-                cq.red_count += 1;
-                let mut verdict = RedVerdict::Pass;
-                // ns-3 tests "more than one packet in the queue disc", which sits behind a
-                // one-packet device queue: more than two waiting here.
-                if avg >= min && cq.q.len() > 2 {
-                    if avg >= if gentle { 2.0 * max } else { max } {
-                        verdict = RedVerdict::Forced;
-                    } else if !cq.red_old {
-                        // The first arrival above min_th starts the count (ns-3's `m_old`).
-                        cq.red_count = 1;
-                        cq.red_old = true;
-                    } else {
-                        let pb = if avg >= max {
-                            max_p + (1.0 - max_p) * (avg - max) / max.max(1.0)
-                        } else {
-                            max_p * (avg - min) / (max - min).max(1.0)
-                        }
-                        .min(1.0);
-                        // The "wait" variant: no early drop within 1/pb packets of the last.
-                        let cp = cq.red_count as f64 * pb;
-                        let pa = if cp < 1.0 {
-                            0.0
-                        } else if cp < 2.0 {
-                            pb / (2.0 - cp)
-                        } else {
-                            1.0
-                        };
-                        if rng.random::<f64>() <= pa && pa > 0.0 {
-                            cq.red_count = 0;
-                            verdict = RedVerdict::Early;
-                        }
-                    }
-                } else {
-                    cq.red_old = false;
-                }
-                match verdict {
-                    RedVerdict::Pass => {}
-                    RedVerdict::Early if ecn && ect => marked = true,
-                    RedVerdict::Early | RedVerdict::Forced => {
-                        self.stats.count_drop(DropReason::RedEarly, pkt.size);
-                        return Admission::Dropped(DropReason::RedEarly);
-                    }
+                let rng = self
+                    .rng
+                    .get_or_insert_with(|| Box::new(RedRng::Pcg(Pcg64::seed_from_u64(0))));
+                let (min, max) = (min_bytes as f64, max_bytes as f64);
+                match rng.as_mut() {
+                    RedRng::Ns3(g) => Ns3Red::new(min, max, max_p, weight, gentle).decide(cq, g, self.red_ptc, now),
+                    RedRng::Pcg(g) => red_decide(cq, g, packets, (min, max, max_p, weight, gentle), self.red_ptc, now),
                 }
             }
-        }
+        };
+        let marked = match (verdict, self.cfg.marking) {
+            (RedVerdict::Pass, _) => false,
+            // Threshold marking never drops: it marks what can carry a mark.
+            (_, Marking::Threshold { .. } | Marking::ThresholdPackets { .. }) => ect,
+            (RedVerdict::Early, Marking::Red { ecn: true, .. }) if ect => true,
+            _ => {
+                self.stats.count_drop(DropReason::RedEarly, pkt.size);
+                return Admission::Dropped(DropReason::RedEarly);
+            }
+        };
         if marked {
             pkt.ecn = Ecn::Ce;
             self.stats.marked += 1;
+        }
+        if ns3_red {
+            if let Err(r) = self.admit(ci, size, buf) {
+                self.stats.count_drop(r, pkt.size);
+                return Admission::Dropped(r);
+            }
         }
         let cq = &mut self.classes[ci];
         cq.q.push_back(Queued {
@@ -455,11 +597,39 @@ impl EgressQueues {
         Admission::Queued { marked }
     }
 
+    /// Whether class `ci` and the shared buffer take `size` more bytes, or why not.
+    fn admit(&self, ci: usize, size: u64, buf: &SharedBuffer) -> Result<(), DropReason> {
+        let cq = &self.classes[ci];
+        let limit_packets = self.cfg.packet_limit(ci as u8);
+        if limit_packets > 0 && cq.q.len() as u64 >= u64::from(limit_packets) {
+            Err(DropReason::QueuePackets)
+        } else if self.cfg.limit_bytes > 0 && cq.bytes + size > self.cfg.limit_bytes {
+            Err(DropReason::QueueBytes)
+        } else {
+            buf.admit(cq.bytes, size)
+        }
+    }
+
     /// Takes the next packet: the head of the highest-priority non-empty class.
     pub fn dequeue(&mut self, now: Time, buf: &mut SharedBuffer) -> Option<Queued> {
+        self.dequeue_for_tx(now, buf, true)
+    }
+
+    /// [`EgressQueues::dequeue`] for a transmission that starts now; `at_tx_end` when the
+    /// previous one ended now (the wire was busy until now), not for a packet that found the
+    /// port idle. ns-3's RED notes an idle period only in the first case (a device that was
+    /// sending asks its empty queue disc for more).
+    pub fn dequeue_for_tx(&mut self, now: Time, buf: &mut SharedBuffer, at_tx_end: bool) -> Option<Queued> {
+        let ns3_red = matches!(self.rng.as_deref(), Some(RedRng::Ns3(_)));
         let cq = self.classes.iter_mut().find(|c| !c.q.is_empty())?;
         let e = cq.q.pop_front()?;
-        if cq.q.len() <= 1 && matches!(self.cfg.marking, Marking::Red { .. }) {
+        if ns3_red {
+            // ns-3: the device took the packet from its one-slot queue as the last one ended,
+            // woke the queue disc and found it empty (`DoDequeue`: `m_idle`, `m_idleTime`).
+            if at_tx_end && cq.q.is_empty() {
+                cq.red_idle_since = Some(now);
+            }
+        } else if cq.q.len() <= 1 && matches!(self.cfg.marking, Marking::Red { .. }) {
             // ns-3's queue disc empties when its last packet moves to the one-packet device
             // queue: here, when at most one packet is left waiting.
             cq.red_idle_since.get_or_insert(now);
@@ -619,6 +789,66 @@ mod tests {
             .collect();
         // Queue before each arrival: 0, 100, 200, 300, 400 bytes; K = 250.
         assert_eq!(marks, [false, false, false, true, true]);
+    }
+
+    /// A packet-threshold RED queue of `limit` packets (thresholds 10 and 20, weight 1: the
+    /// average is the last queue length), ns-3's (`ns3`) or Tandem's own.
+    fn red_queue(limit: u32, ns3: bool) -> EgressQueues {
+        let q = EgressQueues::new(QueueConfig {
+            limit_packets: limit,
+            marking: Marking::Red {
+                min_bytes: 10,
+                max_bytes: 20,
+                max_p: 0.1,
+                weight: 1.0,
+                ecn: false,
+                gentle: true,
+                packets: true,
+            },
+            ..QueueConfig::default()
+        })
+        .with_link_rate(12_000_000);
+        if ns3 {
+            q.with_ns3_stream(Mrg32k3a::ns3_assigned(1, 0, 1).unwrap())
+        } else {
+            q.with_seed(1)
+        }
+    }
+
+    #[test]
+    fn ns3_red_ages_its_average_only_after_a_busy_wire() {
+        // ns-3's RED notes an idle period when the device, done sending, finds the queue disc
+        // empty; a packet that finds the wire idle goes straight out and notes none.
+        let mut buf = SharedBuffer::new(BufferConfig::Dedicated);
+        let mut q = red_queue(100, true);
+        q.enqueue(PacketId(0), &mut pkt(1500, 0, Ecn::NotEct), 0, 0, &mut buf);
+        q.dequeue_for_tx(0, &mut buf, false);
+        assert_eq!(q.classes.first.red_idle_since, None);
+        q.enqueue(PacketId(1), &mut pkt(1500, 0, Ecn::NotEct), 5, 5, &mut buf);
+        q.dequeue_for_tx(12, &mut buf, true);
+        assert_eq!(q.classes.first.red_idle_since, Some(12));
+        // Tandem's own RED notes it as soon as at most one packet waits.
+        let mut q = red_queue(100, false);
+        q.enqueue(PacketId(0), &mut pkt(1500, 0, Ecn::NotEct), 0, 0, &mut buf);
+        q.dequeue_for_tx(0, &mut buf, false);
+        assert_eq!(q.classes.first.red_idle_since, Some(0));
+    }
+
+    #[test]
+    fn ns3_red_counts_the_queue_disc_and_decides_before_the_limit() {
+        // ns-3's average counts the queue disc only (one packet fewer than wait here, the
+        // other sits in the device's slot), and a packet the full queue refuses still counts.
+        let mut buf = SharedBuffer::new(BufferConfig::Dedicated);
+        for (ns3, avg, count) in [(true, 2.0, 4), (false, 2.0, 3)] {
+            let mut q = red_queue(3, ns3);
+            let mut last = None;
+            for i in 0..4 {
+                last = Some(q.enqueue(PacketId(i), &mut pkt(1500, 0, Ecn::NotEct), 0, 0, &mut buf));
+            }
+            assert_eq!(last, Some(Admission::Dropped(DropReason::QueuePackets)));
+            let c = &q.classes.first;
+            assert_eq!((c.red_avg, c.red_count), (avg, count), "ns3 {ns3}");
+        }
     }
 
     #[test]

@@ -1,8 +1,9 @@
 //! The simulation: nodes, ports and links, the event loop, hosts running TCP and UDP flows,
 //! switches running the pipeline of [`crate::switch`].
 
-use crate::config::{Forwarding, QueueConfig, SwitchConfig, TcpConfig, TcpFlavor};
+use crate::config::{Forwarding, Marking, QueueConfig, SwitchConfig, TcpConfig, TcpFlavor};
 use crate::event::{Event, EventQueue, FAR};
+use crate::ns3_rng::Mrg32k3a;
 use crate::packet::{FlowId, NodeId, Packet, PacketId, PacketPool, Proto, L2_L3_HEADER, UDP_HEADER};
 use crate::port::PauseState;
 pub use crate::port::Port;
@@ -268,10 +269,8 @@ impl Sim {
             node.ports.reserve_exact(tports.len());
             for (j, tp) in tports.iter().enumerate() {
                 let link = topo.link(tp.link).cfg;
-                let queues = EgressQueues::new(qcfg)
-                    .with_link_rate(link.rate_bps)
-                    .with_seed(port_seed(seed, NodeId(i as u32), j as u16));
                 let ns_grid = tcp.flavor == TcpFlavor::Ns3;
+                let queues = port_queues(qcfg, link.rate_bps, seed, NodeId(i as u32), j as u16, ns_grid);
                 node.ports.push(Port::new(link, queues, tp.peer, tp.peer_port, ns_grid));
             }
             node.levels = vec![0; node.ports.len()];
@@ -386,10 +385,9 @@ impl Sim {
     /// queues than the scenario's, such as TCPU's three classes.
     pub fn set_switch_queues(&mut self, node: NodeId, cfg: QueueConfig) {
         let seed = self.seed;
+        let like_for_like = self.tcp_cfg.flavor == TcpFlavor::Ns3;
         for (j, p) in self.nodes[node.0 as usize].ports.iter_mut().enumerate() {
-            p.queues = EgressQueues::new(cfg)
-                .with_link_rate(p.link.rate_bps)
-                .with_seed(port_seed(seed, node, j as u16));
+            p.queues = port_queues(cfg, p.link.rate_bps, seed, node, j as u16, like_for_like);
         }
     }
 
@@ -764,7 +762,7 @@ impl Sim {
             }
             Event::TxDone { node, port } => {
                 self.nodes[node.0 as usize].ports[usize::from(port)].busy = false;
-                self.start_tx(node, port);
+                self.start_tx(node, port, true);
                 let p = &self.nodes[node.0 as usize].ports[usize::from(port)];
                 if p.notify_idle && !p.busy {
                     self.port_idle(node, port);
@@ -889,7 +887,7 @@ impl Sim {
             return;
         }
         self.check_level(node, port);
-        self.start_tx(node, port);
+        self.start_tx(node, port, false);
     }
 
     fn check_level(&mut self, node: NodeId, port: u16) {
@@ -917,7 +915,10 @@ impl Sim {
     /// port busy and schedules the `TxDone` with the reserved number, exactly where it would
     /// have been; one that comes later finds the port idle, as it would have. The run's
     /// events, their order and every result are the same as with the event always scheduled.
-    fn start_tx(&mut self, node: NodeId, port: u16) {
+    /// `at_tx_end`: called as the port's last transmission ends (the wire was busy until now),
+    /// not for a packet that found the port idle (RED in the like-for-like mode tells them
+    /// apart).
+    fn start_tx(&mut self, node: NodeId, port: u16, at_tx_end: bool) {
         let now = self.now;
         let n = &mut self.nodes[node.0 as usize];
         let p = &mut n.ports[usize::from(port)];
@@ -944,7 +945,7 @@ impl Sim {
         if p.pausable && pause_holds(&mut self.pauses, &mut self.part, &mut self.events, p, node, port, now) {
             return;
         }
-        let Some(q) = p.queues.dequeue(now, &mut n.buffer) else {
+        let Some(q) = p.queues.dequeue_for_tx(now, &mut n.buffer, at_tx_end) else {
             return;
         };
         p.busy = true;
@@ -1651,6 +1652,35 @@ fn ports_of(s: &FlowSpec) -> (u16, u16) {
 /// its own that no other port's draws move.
 pub fn port_seed(seed: u64, node: NodeId, port: u16) -> u64 {
     crate::topology::mix64(seed ^ (u64::from(node.0) << 16 | u64::from(port)).wrapping_mul(0x9e37_79b9_7f4a_7c15))
+}
+
+/// The ns-3 random stream of `node`'s `port` in the like-for-like mode: the number
+/// `bench/ns3/scenario.cc` hands that port's `RedQueueDisc::AssignStreams`.
+pub fn ns3_red_stream(node: NodeId, port: u16) -> u64 {
+    u64::from(node.0) << 16 | u64::from(port)
+}
+
+/// Fresh egress queues of configuration `cfg` for `node`'s `port` on a link of `rate_bps`.
+/// RED draws from the port's own stream: in the like-for-like mode (`like_for_like`) ns-3's
+/// generator with the scenario seed, run 1 and [`ns3_red_stream`], as the ns-3 program sets
+/// them, so both draw the same numbers (a seed ns-3 cannot take falls back to ours).
+fn port_queues(
+    cfg: QueueConfig,
+    rate_bps: u64,
+    seed: u64,
+    node: NodeId,
+    port: u16,
+    like_for_like: bool,
+) -> EgressQueues {
+    let red = matches!(cfg.marking, Marking::Red { .. });
+    let q = EgressQueues::new(cfg).with_link_rate(rate_bps);
+    match (red && like_for_like)
+        .then(|| Mrg32k3a::ns3_assigned(seed, ns3_red_stream(node, port), 1).ok())
+        .flatten()
+    {
+        Some(rng) => q.with_ns3_stream(rng),
+        None => q.with_seed(port_seed(seed, node, port)),
+    }
 }
 
 #[cfg(test)]

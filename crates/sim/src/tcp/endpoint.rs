@@ -187,6 +187,9 @@ pub struct TcpEndpoint {
     ack_now: bool,
     /// RFC 3168 receiver: set ECE until CWR arrives.
     ece_pending: bool,
+    /// [`TcpFlavor::Ns3`] RFC 3168 receiver: a CE mark came that no ACK has echoed yet (ns-3's
+    /// `ECN_CE_RCVD`); a CWR does not end the echo then.
+    ce_unechoed: bool,
     /// RFC 8257 receiver: CE state of the last data packet.
     ce_state: bool,
     /// [`TcpFlavor::Ns3`] DCTCP receiver (`TcpDctcp`): RCV.NXT as it was before the last
@@ -291,6 +294,7 @@ impl TcpEndpoint {
             delack_bytes: 0,
             ack_now: false,
             ece_pending: false,
+            ce_unechoed: false,
             ce_state: false,
             prior_rcv_nxt: u64::MAX,
             delack_reserved: false,
@@ -830,6 +834,13 @@ impl TcpEndpoint {
                 // Before the ACK reaches the congestion control (`EnterCwr` before
                 // `PktsAcked`, which may update DCTCP's alpha); Linux after.
                 self.ecn_reduce(now);
+                if self.recovery == Recovery::Sack && !self.cwr_repair {
+                    // ns-3 leaves fast recovery for CA_CWR (cwnd halved again, the recovery
+                    // point now SND.MAX): no more partial-ACK retransmissions, the segments
+                    // the scoreboard marks lost go as pipe allows, what was resent stays so.
+                    self.cwr_repair = true;
+                    self.recover = self.ecn_high + 1;
+                }
             }
         }
         let dt = self.cfg.dupack_threshold.max(1);
@@ -1060,7 +1071,9 @@ impl TcpEndpoint {
     /// window sent before it. Such an ACK also asks for CWR on the next new data segment, once
     /// it acknowledges the last one sent with CWR (`m_ecnEchoSeq > m_ecnCWRSeq` in
     /// `SendDataPacket`); an ACK without ECE withdraws that (`ECN_ECE_RCVD` -> `ECN_IDLE`).
-    /// Returns whether to cut. Fast recovery is left alone: ns-3 would leave it for CWR.
+    /// Returns whether to cut: in every state but CWR (`EnterCwr`), SACK recovery included,
+    /// which the caller then turns into CWR ([`TcpEndpoint::start_cwr_repair`]'s state); a
+    /// recovery without SACK is left alone (not modelled).
     fn ns3_ecn_echo(&mut self, ece: bool, acked: u64, ack: u64) -> bool {
         if !self.ecn_ok {
             return false;
@@ -1070,7 +1083,7 @@ impl TcpEndpoint {
             if ack > self.cwr_seq {
                 self.cwr_pending = true;
             }
-            !self.in_cwr && self.recovery == Recovery::None
+            !self.in_cwr && (self.recovery == Recovery::None || (self.recovery == Recovery::Sack && self.sack_ok))
         } else {
             if !ece {
                 self.cwr_pending = false;
@@ -1802,6 +1815,7 @@ impl TcpEndpoint {
             let bare_fin = flags.contains(Flags::FIN) && payload == 0 && self.cfg.flavor == TcpFlavor::Ns3;
             if self.ecn_ok && ece && !bare_fin {
                 flags |= Flags::ECE;
+                self.ce_unechoed = false;
             }
             if self.sack_ok && !self.ooo.is_empty() {
                 // Kind and length, then 8 bytes a block (3 blocks fit with timestamps, 4
@@ -1966,11 +1980,20 @@ impl TcpEndpoint {
                     self.ack_now = true;
                 }
             } else {
-                if pkt.has(Flags::CWR) {
+                // RFC 3168: echo until CWR. ns-3 3.37 (`ForwardUp`, `DoForwardUp`) counts a CE
+                // mark only above the last that counted (`m_ecnCESeq`), and a CWR stops the
+                // echo only when every CE mark has been echoed (not in `ECN_CE_RCVD`).
+                let ns3 = self.cfg.flavor == TcpFlavor::Ns3;
+                let ce = ce && (!ns3 || self.ce_seq < seq);
+                if pkt.has(Flags::CWR) && !self.ce_unechoed {
                     self.ece_pending = false;
                 }
                 if ce {
                     self.ece_pending = true;
+                    if ns3 {
+                        self.ce_seq = seq;
+                        self.ce_unechoed = true;
+                    }
                 }
             }
         }

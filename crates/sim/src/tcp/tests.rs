@@ -2297,6 +2297,87 @@ fn ns3_an_advancing_duplicate_in_cwr_restarts_the_timer() {
 }
 
 #[test]
+fn ns3_cwr_ends_the_echo_only_once_every_mark_was_echoed() {
+    // RFC 3168 receiver, a CE mark on a delayed segment and the sender's CWR on the next one
+    // (its answer to an earlier mark): ns-3 3.37 is still in ECN_CE_RCVD when the CWR comes
+    // and keeps echoing; the Linux flavour ends the echo on the CWR, as RFC 3168 reads.
+    let m = 1448;
+    for (flavor, echoed) in [(TcpFlavor::Ns3, true), (TcpFlavor::Linux, false)] {
+        let cfg = TcpConfig {
+            flavor,
+            ecn: true,
+            ..TcpConfig::default()
+        };
+        let (_c, mut s, mut out) = pair(cfg);
+        s.on_packet(99, &data(0, m), &mut out);
+        out.clear();
+        s.on_packet(100, &marked(m, m), &mut out);
+        assert!(out.packets.is_empty(), "{flavor:?}: the marked segment waits");
+        let mut cwr = data(2 * m, m);
+        cwr.flags |= Flags::CWR;
+        s.on_packet(101, &cwr, &mut out);
+        assert_eq!(out.packets.len(), 1);
+        assert_eq!(out.packets[0].has(Flags::ECE), echoed, "{flavor:?}");
+        out.clear();
+        // Once the mark was echoed, the next CWR ends the echo in both.
+        let mut cwr = data(3 * m, m);
+        cwr.flags |= Flags::CWR;
+        s.on_packet(102, &cwr, &mut out);
+        s.on_packet(103, &data(4 * m, m), &mut out);
+        assert_eq!(out.packets.len(), 1);
+        assert!(!out.packets[0].has(Flags::ECE), "{flavor:?}");
+    }
+}
+
+#[test]
+fn ns3_ece_during_sack_recovery_turns_it_into_cwr() {
+    // ns-3 3.37 (`ReceivedAck` -> `EnterCwr`) leaves fast recovery for CA_CWR on an advancing
+    // ACK with ECE: ssthresh and cwnd halved again, and the partial ACK resends nothing
+    // (`ProcessAck`'s partial-ACK `DoRetransmit` is CA_RECOVERY's); without ECE the same
+    // partial ACK resends the next segment. The Linux flavour does not cut during recovery.
+    for (flavor, ece) in [
+        (TcpFlavor::Ns3, true),
+        (TcpFlavor::Ns3, false),
+        (TcpFlavor::Linux, true),
+    ] {
+        let cfg = TcpConfig {
+            flavor,
+            ecn: true,
+            init_cwnd: 10,
+            ..TcpConfig::default()
+        };
+        let (mut c, _s, mut out) = pair(cfg);
+        c.send(50, 10 * MSS, &mut out);
+        out.clear();
+        // Segments 0 and 4 lost: 1-3 SACKed, three duplicates start recovery (resending 0).
+        for (t, e) in [(1_000, 2), (1_100, 3), (1_200, 4)] {
+            c.on_packet(t, &client_ack(seg(0), Some((seg(1), seg(e)))), &mut out);
+        }
+        assert_eq!(c.stats().fast_recoveries, 1, "{flavor:?}");
+        let in_recovery = c.cwnd();
+        out.clear();
+        // The resent segment 0 arrives: a partial ACK up to the hole at 4.
+        let mut ack = client_ack(seg(4), None);
+        if ece {
+            ack.flags |= Flags::ECE;
+        }
+        c.on_packet(2_000, &ack, &mut out);
+        let resent = out
+            .packets
+            .iter()
+            .any(|p| p.payload > 0 && p.seq == 1000 + seg(4) as u32);
+        let cut = flavor == TcpFlavor::Ns3 && ece;
+        assert_eq!(c.stats().ecn_reductions, u64::from(cut), "{flavor:?} {ece}");
+        if cut {
+            assert_eq!(c.cwnd(), (in_recovery / 2).max(2 * MSS));
+            assert!(!resent, "CA_CWR resends no partial-ACK hole");
+        } else if flavor == TcpFlavor::Ns3 {
+            assert!(resent, "CA_RECOVERY's partial ACK resends the next segment");
+        }
+    }
+}
+
+#[test]
 fn ns3_last_ack_resends_the_fin_each_millisecond_and_time_wait_is_silent() {
     // ns-3's receiving application closes with the sender; in LAST_ACK its FIN goes again
     // after the RTT estimate plus max(1 ms, 4 x variation) (`LastAckTimeout`), no minimum
