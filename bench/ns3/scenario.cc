@@ -874,7 +874,8 @@ struct Port
         std::cerr << Simulator::Now().GetNanoSeconds() << " " << what << " " << ip.GetSource() << ">"
                   << ip.GetDestination() << " len " << (payload ? payload->GetSize() : 0) << " waiting " << w
                   << " ce " << marked << " flags " << int(th.GetFlags()) << " seq "
-                  << th.GetSequenceNumber().GetValue() << " ack " << th.GetAckNumber().GetValue() << std::endl;
+                  << th.GetSequenceNumber().GetValue() << " ack " << th.GetAckNumber().GetValue()
+                  << " ports " << th.GetSourcePort() << ">" << th.GetDestinationPort() << std::endl;
     }
 
     /// A drop-tail port's device queue took a packet (NS3_QTRACE only).

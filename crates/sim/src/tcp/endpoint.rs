@@ -6,7 +6,7 @@ use super::seq::{initial_seq, to_wire, unwrap_seq};
 use super::{FailReason, FlowIds, SynOptions, TcpEvent, TcpInput, TcpOutput, TcpStats};
 use crate::config::{CcAlgo, DelayedAck, TcpConfig, TcpFlavor};
 use crate::packet::{Packet, Proto, L2_L3_HEADER, MAX_SACK, TCP_HEADER};
-use crate::time::{Time, MS, SEC, US};
+use crate::time::{Time, MS, NS, SEC, US};
 use std::collections::VecDeque;
 use tandem_wire::ipv4::Ecn;
 use tandem_wire::tcp::Flags;
@@ -162,6 +162,16 @@ pub struct TcpEndpoint {
     rto_at: Option<Time>,
     delack_at: Option<Time>,
     persist_at: Option<Time>,
+    /// [`TcpFlavor::Ns3`]: the data waiting at the handshake's end goes out 1 ns after it
+    /// ([`TcpEndpoint::deferred_send_at`]). ns-3's application writes it as the connection
+    /// succeeds, and `TcpSocketBase::Send` schedules `SendPendingData` one time step later:
+    /// the segments still leave behind the handshake's ACK, but the retransmission timer
+    /// starts 1 ns later.
+    send_deferred: bool,
+    /// [`TcpFlavor::Ns3`] receiver that closed with its peer: when its FIN goes again on the
+    /// timer ns-3's `SendEmptyPacket` arms for a FIN (`m_retxEvent`, after the current RTO
+    /// without backoff, armed again each time it fires), beside the LAST_ACK timer; 0: none.
+    fin_rxt_at: Time,
     persist_backoff: u32,
 
     // ---- receive side (offsets from irs) ----
@@ -278,6 +288,8 @@ impl TcpEndpoint {
             rto_at: None,
             delack_at: None,
             persist_at: None,
+            send_deferred: false,
+            fin_rxt_at: 0,
             persist_backoff: 0,
             irs: 0,
             rcv_nxt: 0,
@@ -436,21 +448,49 @@ impl TcpEndpoint {
             self.delack_reserved = true;
             self.send_ack(now, out);
         }
+        if self.fin_rxt_at > 0 && self.fin_rxt_at <= now {
+            self.fin_rxt_at = 0;
+            if self.ns3_last_ack() {
+                let de = self.data_end();
+                self.emit_range(now, de, de + 1, out);
+            }
+        }
+        if self.deferred_send_at().is_some_and(|t| t <= now) {
+            self.send_deferred = false;
+            self.try_send(now, out);
+            self.flush_ack(now, out);
+        }
         if self.persist_at.is_some_and(|t| t <= now) {
             self.persist_at = None;
             self.on_persist_timeout(now, out);
         }
     }
 
-    /// The earliest pending deadline (retransmission, SYN, delayed ACK, persist).
+    /// The earliest pending deadline (retransmission, SYN, delayed ACK, persist, deferred send).
     pub fn next_timer(&self) -> Option<Time> {
         if self.phase == Phase::Dead {
             return None;
         }
-        [self.rto_at, self.delack_at, self.persist_at]
-            .into_iter()
-            .flatten()
-            .min()
+        let fin_rxt = (self.fin_rxt_at > 0).then_some(self.fin_rxt_at);
+        [
+            self.rto_at,
+            self.delack_at,
+            self.persist_at,
+            self.deferred_send_at(),
+            fin_rxt,
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+    }
+
+    /// When the deferred first send happens (`send_deferred`): 1 ns after the handshake.
+    fn deferred_send_at(&self) -> Option<Time> {
+        if self.send_deferred {
+            self.stats.established_at.map(|t| t + NS)
+        } else {
+            None
+        }
     }
 
     /// Counters.
@@ -655,7 +695,11 @@ impl TcpEndpoint {
         // (`tcp_rcv_synsent_state_process` -> `tcp_send_ack`) and ns-3 (`ProcessSynSent`) do;
         // piggybacking it on the first data segment shifts every later departure.
         self.send_ack(now, out);
-        self.try_send(now, out);
+        if self.cfg.flavor == TcpFlavor::Ns3 && self.data_end() > 1 {
+            self.send_deferred = true;
+        } else {
+            self.try_send(now, out);
+        }
         self.flush_ack(now, out);
         self.check_closed(now, out);
     }
@@ -974,7 +1018,9 @@ impl TcpEndpoint {
             ece: if ns3 { self.ece_rcvd } else { ece },
             dupack: if ns3 { acked == 0 && ack < self.snd_max } else { is_dup },
             // An ACK with new SACK information means disorder: cwnd does not grow on it even
-            // when it also advances SND.UNA (ns-3's DISORDER state; Linux grows only in Open).
+            // when it also advances SND.UNA (ns-3's DISORDER state; Linux grows only in Open),
+            // except in ns-3's CA_LOSS, where `DupAck` does nothing and `ProcessAck` grows the
+            // window on every ACK that advances SND.UNA.
             in_recovery: if ns3_exit {
                 reduce || self.in_cwr
             } else {
@@ -982,7 +1028,7 @@ impl TcpEndpoint {
                     || self.recovery != Recovery::None
                     || reduce
                     || self.in_cwr
-                    || (self.sack_ok && newly_sacked > 0)
+                    || (self.sack_ok && newly_sacked > 0 && !(ns3 && was_loss))
             },
             snd_una: self.snd_una,
             snd_max: self.snd_max,
@@ -1551,6 +1597,9 @@ impl TcpEndpoint {
         if self.recovery == Recovery::Sack {
             self.send_sack_recovery(now, out);
         } else {
+            if self.cfg.flavor == TcpFlavor::Ns3 && self.sack_ok {
+                self.send_lost_holes(now, out);
+            }
             self.send_window(now, out);
         }
         if self.needs_persist() {
@@ -1560,6 +1609,28 @@ impl TcpEndpoint {
             }
         } else {
             self.persist_at = None;
+        }
+    }
+
+    /// [`TcpFlavor::Ns3`] outside loss recovery: ns-3 3.37's `SendPendingData` asks NextSeg in
+    /// every state, so a segment the scoreboard marks lost (rule 1) goes out again before new
+    /// data as soon as an ACK's SACK blocks make it so, also before the duplicate ACK that
+    /// starts recovery (in CA_DISORDER, say), as cwnd - pipe allows.
+    /// Not while a timeout's go-back-N resend is under way (SND.NXT below SND.MAX), which
+    /// resends in order and skips what was SACKed (see [`TcpEndpoint::send_window`]).
+    fn send_lost_holes(&mut self, now: Time, out: &mut TcpOutput) {
+        if self.lost_boundary <= self.snd_una || self.snd_nxt < self.snd_max {
+            return;
+        }
+        loop {
+            self.compute_pipe();
+            if self.cc.cwnd().saturating_sub(self.pipe) < self.mss {
+                break;
+            }
+            match self.next_seg(false) {
+                Some((s, e, kind @ SegKind::Hole { .. })) => self.emit_seg(now, s, e, kind, out),
+                _ => break,
+            }
         }
     }
 
@@ -1598,6 +1669,11 @@ impl TcpEndpoint {
                 // in flight would hold back the retransmissions cwnd allows, as neither ns-3
                 // nor Linux do.)
                 let mut flight = s - self.snd_una - self.sacked_below(s);
+                if self.cfg.flavor == TcpFlavor::Ns3 {
+                    // ns-3 keeps a retransmitted segment in flight after it is SACKed, until
+                    // the cumulative ACK passes it (`m_retrans` survives the SACK).
+                    flight += self.rxt_sacked.bytes();
+                }
                 let mut cwnd = self.cc.cwnd();
                 // ns-3 3.37 sends limited transmit only in CA_DISORDER (`DupAck`), never while a
                 // timeout's CA_LOSS lasts.
@@ -1628,6 +1704,16 @@ impl TcpEndpoint {
                     } else {
                         break;
                     }
+                }
+            }
+            if self.cfg.flavor == TcpFlavor::Ns3 && self.sack_ok && s < self.snd_max {
+                // ns-3 flags every retransmission (`m_retrans`), also a timeout's go-back-N
+                // resend: HighRxt follows it, so that NextSeg rule 1 does not pick it again.
+                let h = self.high_rxt.max(self.snd_una);
+                let top = e.min(self.snd_max);
+                if top > h {
+                    self.sacked_below_rxt += self.sacked_below(s.max(h)) - self.sacked_below(h);
+                    self.high_rxt = top;
                 }
             }
             self.emit_range(now, s, e, out);
@@ -1726,6 +1812,12 @@ impl TcpEndpoint {
             self.timed = Some((e, now));
         }
         self.snd_max = self.snd_max.max(e);
+        if fin && payload == 0 && self.close_on_peer_close && self.fin_rxt_at == 0 && self.cfg.flavor == TcpFlavor::Ns3
+        {
+            let (srtt, var) = (self.srtt.unwrap_or(self.rto()), self.rttvar);
+            self.fin_rxt_at =
+                now.saturating_add(srtt.saturating_add(MS.max(var.saturating_mul(4))).max(self.cfg.min_rto));
+        }
         if self.rto_at.is_none() {
             let wait = if self.ns3_last_ack() {
                 self.ns3_last_ack_timeout()

@@ -6,7 +6,7 @@
 use super::*;
 use crate::config::{CcAlgo, DelayedAck, TcpConfig, TcpFlavor};
 use crate::packet::{FlowId, NodeId, Packet, Proto, L2_L3_HEADER, TCP_HEADER};
-use crate::time::{tx_time, Time, MS, SEC, US};
+use crate::time::{tx_time, Time, MS, NS, SEC, US};
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, HashSet, VecDeque};
 use tandem_wire::ipv4::Ecn;
@@ -593,7 +593,9 @@ fn ns3_keeps_the_initial_window_after_a_lost_syn() {
     let est = c.established_at.unwrap();
     let at_est = net.cwnd_trace.iter().find(|e| e.0 >= est).unwrap();
     assert_eq!((at_est.0, at_est.1), (est, 10 * MSS));
-    let burst = net.data_sent(0).filter(|s| s.at == est).count();
+    // ns-3's application hands the data over as the connection succeeds and the socket sends
+    // it one time step (1 ns) later (`TcpSocketBase::Send`).
+    let burst = net.data_sent(0).filter(|s| s.at == est + NS).count();
     assert_eq!(burst, 10, "the whole initial window leaves at once");
     assert!(net.client().rto() < SEC);
     net.assert_complete();
@@ -2231,17 +2233,16 @@ fn ns3_dupack_asks_whether_the_second_segment_is_lost() {
     // Segment 0 missing, segments 1-4 SACKed in one ACK. RFC 6675 (Linux flavour): IsLost(0)
     // holds, so recovery starts and segment 0 goes again. ns-3 3.37's `DupAck` asks
     // IsLost(HighACK + segment size), segment 1, which is SACKed: one duplicate ACK, no
-    // recovery yet.
+    // recovery yet (CA_DISORDER); but `SendPendingData` asks NextSeg in every state, and
+    // segment 0 is lost by the scoreboard, so it goes again all the same (rule 1), before
+    // any new data.
     for (flavor, recovery) in [(TcpFlavor::Linux, true), (TcpFlavor::Ns3, false)] {
         let (mut c, mut out) = sending_client(flavor, 10, 10 * MSS);
         out.clear();
         c.on_packet(1_000, &client_ack(seg(0), Some((seg(1), seg(5)))), &mut out);
         assert_eq!(c.stats().fast_recoveries > 0, recovery, "{flavor:?}");
-        let resent = out
-            .packets
-            .iter()
-            .any(|p| p.payload > 0 && p.seq == 1000 + seg(0) as u32);
-        assert_eq!(resent, recovery, "{flavor:?}");
+        let first = out.packets.iter().find(|p| p.payload > 0).expect("something is sent");
+        assert_eq!(first.seq, 1000 + seg(0) as u32, "{flavor:?}: the lost segment first");
     }
 }
 
@@ -2377,6 +2378,21 @@ fn ns3_ece_during_sack_recovery_turns_it_into_cwr() {
     }
 }
 
+/// A [`pair`] whose server closes with its peer: the client sends 100 bytes and its FIN,
+/// which reach the server at `at`; the server's answers (its FIN last) are in the output.
+fn closed_by_both(cfg: TcpConfig, at: Time) -> (TcpEndpoint, TcpEndpoint, TcpOutput) {
+    let (mut c, mut s, mut out) = pair(cfg);
+    s.close_on_peer_close();
+    c.send(50, 100, &mut out);
+    c.close(50, &mut out);
+    let sent: Vec<Packet> = out.packets.drain(..).collect();
+    assert!(sent.last().unwrap().has(Flags::FIN));
+    for p in &sent {
+        s.on_packet(at, p, &mut out);
+    }
+    (c, s, out)
+}
+
 #[test]
 fn ns3_last_ack_resends_the_fin_each_millisecond_and_time_wait_is_silent() {
     // ns-3's receiving application closes with the sender; in LAST_ACK its FIN goes again
@@ -2387,15 +2403,7 @@ fn ns3_last_ack_resends_the_fin_each_millisecond_and_time_wait_is_silent() {
         flavor: TcpFlavor::Ns3,
         ..TcpConfig::default()
     };
-    let (mut c, mut s, mut out) = pair(cfg);
-    s.close_on_peer_close();
-    c.send(50, 100, &mut out);
-    c.close(50, &mut out);
-    let sent: Vec<Packet> = out.packets.drain(..).collect();
-    assert!(sent.last().unwrap().has(Flags::FIN));
-    for p in &sent {
-        s.on_packet(1_000 * US, p, &mut out);
-    }
+    let (mut c, mut s, mut out) = closed_by_both(cfg, 1_000 * US);
     let server_fin = *out.packets.last().unwrap();
     assert!(server_fin.has(Flags::FIN));
     assert_eq!(s.srtt(), Some(US));
@@ -2412,6 +2420,48 @@ fn ns3_last_ack_resends_the_fin_each_millisecond_and_time_wait_is_silent() {
     out.clear();
     c.on_packet(2_200 * US, &server_fin, &mut out);
     assert!(out.packets.is_empty());
+}
+
+#[test]
+fn ns3_last_ack_also_resends_the_fin_on_the_retransmission_timer() {
+    // Beside `LastAckTimeout` (every 1.001 ms here), ns-3's `SendEmptyPacket` arms its
+    // retransmission event for a FIN: the FIN goes again after the RTO of the moment (the
+    // 200 ms minimum), and again each time that event fires.
+    // Enough LAST_ACK retries (`DataRetries`) for the connection to outlive two RTOs.
+    let cfg = TcpConfig {
+        flavor: TcpFlavor::Ns3,
+        data_retries: 1_000,
+        ..TcpConfig::default()
+    };
+    let t0 = 1_000 * US;
+    let (_c, mut s, mut out) = closed_by_both(cfg, t0);
+    out.clear();
+    let mut fins = Vec::new();
+    while let Some(t) = s.next_timer().filter(|&t| t <= t0 + 401 * MS) {
+        s.on_timer(t, &mut out);
+        fins.extend(out.packets.drain(..).filter(|p| p.has(Flags::FIN)).map(|_| t));
+    }
+    assert!(fins.contains(&(t0 + 200 * MS)), "a FIN at the first RTO");
+    assert!(fins.contains(&(t0 + 400 * MS)), "and again one RTO later");
+    let periodic = fins.iter().filter(|&&t| (t - t0).is_multiple_of(US + MS)).count();
+    assert_eq!(fins.len(), periodic + 2, "the rest on the LAST_ACK timer");
+}
+
+#[test]
+fn ns3_grows_the_window_in_loss_recovery_on_acks_with_new_sack_blocks() {
+    // ns-3 3.37 in CA_LOSS: `DupAck` returns at once and `ProcessAck` grows cwnd on every ACK
+    // that advances SND.UNA, also when it SACKs new data (elsewhere such an ACK means
+    // disorder, and cwnd holds).
+    for (flavor, grows) in [(TcpFlavor::Ns3, true), (TcpFlavor::Linux, false)] {
+        let (mut c, mut out) = sending_client(flavor, 10, 10 * MSS);
+        let rto_at = c.next_timer().unwrap();
+        c.on_timer(rto_at, &mut out);
+        assert_eq!(c.stats().data_timeouts, 1);
+        let before = c.cwnd();
+        // Segment 0 (resent) arrives, 1 is still missing, 2 arrived long ago.
+        c.on_packet(rto_at + MS, &client_ack(seg(1), Some((seg(2), seg(3)))), &mut out);
+        assert_eq!(c.cwnd() > before, grows, "{flavor:?}: {} -> {}", before, c.cwnd());
+    }
 }
 
 /// The like-for-like flavour with DCTCP (ns-3's `TcpDctcp`).
