@@ -246,6 +246,7 @@ fn red_decide(
 /// in its order (`InitializeParams`, `DoEnqueue`, `CalculatePNew`, `ModifyP`, `DropEarly`),
 /// and its idle rule ([`EgressQueues::dequeue_for_tx`]), so that every decision is ns-3's.
 /// Packet thresholds only (what the ns-3 export takes).
+#[derive(Debug, Clone, Copy)]
 struct Ns3Red {
     min_th: f64,
     max_th: f64,
@@ -403,8 +404,9 @@ pub struct EgressQueues {
 enum RedRng {
     /// Tandem's own generator.
     Pcg(Pcg64),
-    /// ns-3's generator and stream ([`EgressQueues::with_ns3_stream`]).
-    Ns3(Mrg32k3a),
+    /// ns-3's generator and stream, and its RED coefficients, computed once
+    /// ([`EgressQueues::with_ns3_stream`]).
+    Ns3(Mrg32k3a, Ns3Red),
 }
 
 /// Mean packet size RED assumes to age its average over an idle period (ns-3's `MeanPktSize`
@@ -433,8 +435,17 @@ impl EgressQueues {
     /// `RedQueueDisc::AssignStreams` gives it ([`Mrg32k3a::ns3_assigned`]), drawn where ns-3's
     /// `DropEarly` draws (no effect without RED marking; packet thresholds).
     pub fn with_ns3_stream(mut self, rng: Mrg32k3a) -> EgressQueues {
-        if matches!(self.cfg.marking, Marking::Red { .. }) {
-            self.rng = Some(Box::new(RedRng::Ns3(rng)));
+        if let Marking::Red {
+            min_bytes,
+            max_bytes,
+            max_p,
+            weight,
+            gentle,
+            ..
+        } = self.cfg.marking
+        {
+            let red = Ns3Red::new(min_bytes as f64, max_bytes as f64, max_p, weight, gentle);
+            self.rng = Some(Box::new(RedRng::Ns3(rng, red)));
         }
         self
     }
@@ -517,7 +528,7 @@ impl EgressQueues {
         let ect = matches!(pkt.ecn, Ecn::Ect0 | Ecn::Ect1 | Ecn::Ce);
         // ns-3's RedQueueDisc decides before its queue's limit applies (a packet the full queue
         // refuses still counts in RED's average and count); every other policy after.
-        let ns3_red = matches!(self.rng.as_deref(), Some(RedRng::Ns3(_)));
+        let ns3_red = matches!(self.rng.as_deref(), Some(RedRng::Ns3(..)));
         if !ns3_red {
             if let Err(r) = self.admit(ci, size, buf) {
                 self.stats.count_drop(r, pkt.size);
@@ -555,7 +566,7 @@ impl EgressQueues {
                     .get_or_insert_with(|| Box::new(RedRng::Pcg(Pcg64::seed_from_u64(0))));
                 let (min, max) = (min_bytes as f64, max_bytes as f64);
                 match rng.as_mut() {
-                    RedRng::Ns3(g) => Ns3Red::new(min, max, max_p, weight, gentle).decide(cq, g, self.red_ptc, now),
+                    RedRng::Ns3(g, red) => red.decide(cq, g, self.red_ptc, now),
                     RedRng::Pcg(g) => red_decide(cq, g, packets, (min, max, max_p, weight, gentle), self.red_ptc, now),
                 }
             }
@@ -620,7 +631,7 @@ impl EgressQueues {
     /// port idle. ns-3's RED notes an idle period only in the first case (a device that was
     /// sending asks its empty queue disc for more).
     pub fn dequeue_for_tx(&mut self, now: Time, buf: &mut SharedBuffer, at_tx_end: bool) -> Option<Queued> {
-        let ns3_red = matches!(self.rng.as_deref(), Some(RedRng::Ns3(_)));
+        let ns3_red = matches!(self.rng.as_deref(), Some(RedRng::Ns3(..)));
         let cq = self.classes.iter_mut().find(|c| !c.q.is_empty())?;
         let e = cq.q.pop_front()?;
         if ns3_red {

@@ -1129,7 +1129,7 @@ impl TcpEndpoint {
             if ack > self.cwr_seq {
                 self.cwr_pending = true;
             }
-            !self.in_cwr && (self.recovery == Recovery::None || (self.recovery == Recovery::Sack && self.sack_ok))
+            !self.in_cwr && self.recovery != Recovery::NewReno
         } else {
             if !ece {
                 self.cwr_pending = false;
@@ -1814,9 +1814,8 @@ impl TcpEndpoint {
         self.snd_max = self.snd_max.max(e);
         if fin && payload == 0 && self.close_on_peer_close && self.fin_rxt_at == 0 && self.cfg.flavor == TcpFlavor::Ns3
         {
-            let (srtt, var) = (self.srtt.unwrap_or(self.rto()), self.rttvar);
-            self.fin_rxt_at =
-                now.saturating_add(srtt.saturating_add(MS.max(var.saturating_mul(4))).max(self.cfg.min_rto));
+            // `SendEmptyPacket`'s m_rto: the LAST_ACK wait, at least the minimum RTO.
+            self.fin_rxt_at = now.saturating_add(self.ns3_last_ack_timeout().max(self.cfg.min_rto));
         }
         if self.rto_at.is_none() {
             let wait = if self.ns3_last_ack() {
