@@ -192,7 +192,8 @@ pub struct TcpEndpoint {
     /// RCV.NXT carried by the last ACK sent (RFC 7323 Last.ACK.sent).
     last_ack_sent: u64,
     ts_recent: Time,
-    /// In-order bytes received since the last ACK (delayed ACK).
+    /// In-order bytes received since the last ACK (delayed ACK); in the ns-3 flavour one MSS
+    /// for each segment, as ns-3 counts segments.
     delack_bytes: u64,
     ack_now: bool,
     /// RFC 3168 receiver: set ECE until CWR arrives.
@@ -2122,7 +2123,14 @@ impl TcpEndpoint {
                 match self.cfg.delayed_ack {
                     DelayedAck::Off => self.ack_now = true,
                     DelayedAck::On { timeout } => {
-                        self.delack_bytes += e - s;
+                        // Linux counts bytes (an ACK for every two full segments' worth);
+                        // ns-3 3.37 counts segments (`m_delAckCount`), whatever their size,
+                        // so a short segment after a full one is ACKed at once.
+                        self.delack_bytes += if self.cfg.flavor == TcpFlavor::Ns3 {
+                            self.mss
+                        } else {
+                            e - s
+                        };
                         if self.delack_bytes >= 2 * self.mss {
                             self.ack_now = true;
                         } else if !self.ack_now && self.delack_at.is_none() {

@@ -965,6 +965,29 @@ fn delayed_ack_timer_acks_a_lone_segment() {
 }
 
 #[test]
+fn ns3_delayed_ack_counts_segments_not_bytes() {
+    // A full segment, then a short one: ns-3 3.37 ACKs every second segment whatever its
+    // size (`m_delAckCount`), Linux once two full segments' worth has come, so the pair waits
+    // for the 40 ms timer there.
+    let second_ack = |flavor: TcpFlavor| {
+        let mut sc = Scenario::new(2 * MSS + 100).both(|c| c.flavor = flavor);
+        sc.close = false;
+        let net = run(sc, no_drops());
+        let acks: Vec<Time> = net
+            .sent
+            .iter()
+            .filter(|s| s.node == 1 && s.pkt.payload == 0 && !s.pkt.has(Flags::SYN))
+            .map(|s| s.at)
+            .collect();
+        assert!(acks[0] < MS, "{flavor:?}: {acks:?}");
+        acks[1]
+    };
+    assert!(second_ack(TcpFlavor::Ns3) < MS);
+    let linux = second_ack(TcpFlavor::Linux);
+    assert!(linux > 40 * MS && linux < 41 * MS, "{linux}");
+}
+
+#[test]
 fn dctcp_keeps_queue_near_marking_threshold() {
     let k = 20;
     let mut sc = Scenario::new(5_000_000).both(|c| c.cc = CcAlgo::Dctcp { g: 1.0 / 16.0 });
