@@ -70,7 +70,11 @@ pub enum TcpFlavor {
     /// the sender's ECN state, one segment for any ACK that repeats SND.UNA, and ends its
     /// observation window at the next sequence to send, also on an ACK for nothing; after
     /// a retransmitted SYN or SYN-ACK the connection opens with the full
-    /// initial window, not one segment (RFC 5681 §3.1, Linux); its options are laid out as
+    /// initial window, not one segment (RFC 5681 §3.1, Linux); delayed ACKs count segments,
+    /// not bytes (`m_delAckCount`); without SACK, recovery runs on guessed SACKs, one per
+    /// duplicate ACK (`AddRenoSack`), with cwnd at ssthresh, not RFC 6582's inflation, and a
+    /// head found guessed-arrived by an ACK is resent; data wholly below RCV.NXT is ACKed
+    /// plainly and dropped before its ECN mark counts; its options are laid out as
     /// ns-3 lays them (no MSS option, no NOPs, the list padded once: see
     /// [`crate::tcp::SynOptions::wire_len`]), so SYNs are 8 bytes and SACK-carrying ACKs 4
     /// bytes shorter than Linux's. Every ns-3 comparison uses it.

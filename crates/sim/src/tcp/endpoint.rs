@@ -97,6 +97,14 @@ pub struct TcpEndpoint {
 
     // ---- loss recovery ----
     dupacks: u32,
+    /// [`TcpFlavor::Ns3`] without SACK: segments after the head that ns-3 3.37 counts as
+    /// arrived, one for each duplicate ACK (`TcpTxBuffer::AddRenoSack`), so that its SACK
+    /// machinery also serves a connection without SACK.
+    reno_sacked: u16,
+    /// [`TcpFlavor::Ns3`] without SACK: the head segment is marked lost (`MarkHeadAsLost`).
+    reno_head_lost: bool,
+    /// ... and has gone again since.
+    reno_head_resent: bool,
     recovery: Recovery,
     /// RFC 6582 `recover` / RFC 6675 RecoveryPoint (exclusive end).
     recover: u64,
@@ -258,6 +266,9 @@ impl TcpEndpoint {
             snd_wl2: 0,
             cc,
             dupacks: 0,
+            reno_sacked: 0,
+            reno_head_lost: false,
+            reno_head_resent: false,
             recovery: Recovery::None,
             recover: 0,
             first_partial_seen: false,
@@ -848,6 +859,9 @@ impl TcpEndpoint {
             self.rtt_on_ack(now, pkt, ack);
             self.backoff = 0;
             self.consecutive_timeouts = 0;
+            if self.reno() {
+                self.reno_discard(acked);
+            }
         }
         // RFC 5681 §2 (a)-(d); with SACK, RFC 6675 §2/§5: an ACK that SACKs new data is a
         // duplicate ACK "regardless of its status as a cumulative acknowledgment".
@@ -885,11 +899,36 @@ impl TcpEndpoint {
                     // the scoreboard marks lost go as pipe allows, what was resent stays so.
                     self.cwr_repair = true;
                     self.recover = self.ecn_high + 1;
+                } else if self.recovery == Recovery::NewReno {
+                    // The same without SACK: CA_CWR, where duplicate ACKs only count and a
+                    // lost head waits for a guessed SACK to reach it, or for the timeout.
+                    self.recovery = Recovery::None;
+                    self.recover = self.ecn_high + 1;
                 }
             }
         }
         let dt = self.cfg.dupack_threshold.max(1);
         match self.recovery {
+            Recovery::None if self.reno() => {
+                // ns-3 3.37 without SACK (`DupAck`): no counting in CA_LOSS; in CA_CWR only
+                // counting; in CA_DISORDER fast retransmit at the threshold, else limited
+                // transmit, which guesses one more segment arrived. (Its other way in,
+                // `IsLost(HighACK + segment size)`, never holds here: the segment after the
+                // head is guessed arrived or, with no guesses, neither lost nor SACKed.)
+                if acked > 0 {
+                    self.dupacks = 0;
+                }
+                if is_dup && !self.in_loss {
+                    self.dupacks += 1;
+                    if !self.in_cwr && self.snd_max > self.snd_una {
+                        if self.dupacks == dt && self.snd_una >= self.recover {
+                            self.enter_recovery(now, out);
+                        } else {
+                            self.reno_add_sack();
+                        }
+                    }
+                }
+            }
             Recovery::None => {
                 // ns-3 3.37 (`ProcessAck`) keeps counting when an ACK that advances SND.UNA
                 // also SACKs new data: it is a duplicate ACK too.
@@ -918,6 +957,24 @@ impl TcpEndpoint {
                     } else {
                         self.enter_recovery(now, out);
                     }
+                }
+            }
+            Recovery::NewReno if ns3 => {
+                // ns-3 3.37's fast recovery without SACK: cwnd stays at ssthresh and each
+                // duplicate ACK guesses one more segment arrived (the pipe shrinks, new data
+                // goes); a partial ACK marks the new head lost and resends it at once
+                // (`MarkHeadAsLost`, `DoRetransmit`).
+                if ack >= self.recover {
+                    self.cc.set_cwnd(self.cc.ssthresh());
+                    self.recovery = Recovery::None;
+                    self.dupacks = 0;
+                } else if acked > 0 {
+                    self.reno_mark_head_lost();
+                    self.reno_resend_head(now, out);
+                    restart_timer = !self.first_partial_seen;
+                    self.first_partial_seen = true;
+                } else if is_dup {
+                    self.reno_add_sack();
                 }
             }
             Recovery::NewReno => {
@@ -1118,9 +1175,9 @@ impl TcpEndpoint {
     /// window sent before it. Such an ACK also asks for CWR on the next new data segment, once
     /// it acknowledges the last one sent with CWR (`m_ecnEchoSeq > m_ecnCWRSeq` in
     /// `SendDataPacket`); an ACK without ECE withdraws that (`ECN_ECE_RCVD` -> `ECN_IDLE`).
-    /// Returns whether to cut: in every state but CWR (`EnterCwr`), SACK recovery included,
-    /// which the caller then turns into CWR ([`TcpEndpoint::start_cwr_repair`]'s state); a
-    /// recovery without SACK is left alone (not modelled).
+    /// Returns whether to cut: in every state but CWR (`EnterCwr`), fast recovery included,
+    /// which the caller then turns into CWR ([`TcpEndpoint::start_cwr_repair`]'s state with
+    /// SACK; without SACK, CA_CWR with the guessed SACKs kept).
     fn ns3_ecn_echo(&mut self, ece: bool, acked: u64, ack: u64) -> bool {
         if !self.ecn_ok {
             return false;
@@ -1130,7 +1187,7 @@ impl TcpEndpoint {
             if ack > self.cwr_seq {
                 self.cwr_pending = true;
             }
-            !self.in_cwr && self.recovery != Recovery::NewReno
+            !self.in_cwr
         } else {
             if !ece {
                 self.cwr_pending = false;
@@ -1171,6 +1228,16 @@ impl TcpEndpoint {
                 self.pipe += e - s;
                 self.rxt_sent.push_back((s, e, self.snd_max));
             }
+        } else if self.cfg.flavor == TcpFlavor::Ns3 {
+            // ns-3 3.37's `EnterRecovery` without SACK: one more segment guessed arrived, the
+            // head marked lost and resent, cwnd at ssthresh (not inflated: the guessed SACKs
+            // take segments out of the pipe instead).
+            self.reno_add_sack();
+            self.reno_mark_head_lost();
+            self.recovery = Recovery::NewReno;
+            self.first_partial_seen = false;
+            self.cc.set_cwnd(ssthresh);
+            self.reno_resend_head(now, out);
         } else {
             // RFC 6582 steps 2-3.
             self.recovery = Recovery::NewReno;
@@ -1235,6 +1302,11 @@ impl TcpEndpoint {
         }
         self.rxt_sent.clear();
         self.rxt_lost.clear();
+        // ns-3 forgets its guessed SACKs (`ResetRenoSack`) and marks everything lost, which
+        // going back N stands for.
+        self.reno_sacked = 0;
+        self.reno_head_lost = false;
+        self.reno_head_resent = false;
         if self.ecn_ok {
             if self.cfg.flavor == TcpFlavor::Linux {
                 self.cwr_pending = true;
@@ -1601,7 +1673,11 @@ impl TcpEndpoint {
             if self.cfg.flavor == TcpFlavor::Ns3 && self.sack_ok {
                 self.send_lost_holes(now, out);
             }
-            self.send_window(now, out);
+            if self.reno() && self.snd_nxt >= self.snd_max {
+                self.send_reno(now, out);
+            } else {
+                self.send_window(now, out);
+            }
         }
         if self.needs_persist() {
             if self.persist_at.is_none() {
@@ -1632,6 +1708,112 @@ impl TcpEndpoint {
                 Some((s, e, kind @ SegKind::Hole { .. })) => self.emit_seg(now, s, e, kind, out),
                 _ => break,
             }
+        }
+    }
+
+    /// [`TcpFlavor::Ns3`] without SACK.
+    fn reno(&self) -> bool {
+        self.cfg.flavor == TcpFlavor::Ns3 && !self.sack_ok
+    }
+
+    /// Segments outstanding, as ns-3's items (full segments, the last maybe short).
+    fn reno_items(&self) -> u64 {
+        self.snd_max
+            .min(self.data_end())
+            .saturating_sub(self.snd_una)
+            .div_ceil(self.mss)
+    }
+
+    /// `AddRenoSack`: the first segment after the head not yet guessed arrived is.
+    fn reno_add_sack(&mut self) {
+        if u64::from(self.reno_sacked) + 1 < self.reno_items() {
+            self.reno_sacked = self.reno_sacked.saturating_add(1);
+        }
+    }
+
+    /// `MarkHeadAsLost`: lost, and not resent (a resent head loses that flag too).
+    fn reno_mark_head_lost(&mut self) {
+        self.reno_head_lost = true;
+        self.reno_head_resent = false;
+    }
+
+    /// `DoRetransmit`: the head again, whatever the window.
+    fn reno_resend_head(&mut self, now: Time, out: &mut TcpOutput) {
+        if self.snd_una < self.snd_max {
+            let e = self.seg_end(self.snd_una, self.snd_max);
+            self.emit_range(now, self.snd_una, e, out);
+            self.reno_head_resent = true;
+        }
+    }
+
+    /// `TcpTxBuffer::DiscardUpTo` after `acked` bytes: the segments acknowledged leave (the
+    /// guessed ones among them); if the new head was guessed arrived, ns-3 takes the guess
+    /// back, guesses the next segment instead, and marks the head lost, so `SendPendingData`
+    /// resends it (NextSeg rule 1), lost or not.
+    fn reno_discard(&mut self, acked: u64) {
+        let items = acked / self.mss;
+        if items == 0 {
+            return;
+        }
+        self.reno_head_lost = false;
+        self.reno_head_resent = false;
+        let gone = (items - 1).min(u64::from(self.reno_sacked)) as u16;
+        self.reno_sacked -= gone;
+        if self.reno_sacked > 0 && self.snd_una < self.snd_max {
+            self.reno_sacked -= 1;
+            self.reno_add_sack();
+            self.reno_mark_head_lost();
+        }
+    }
+
+    /// ns-3's `BytesInFlight` without SACK: outstanding bytes less the guessed-arrived
+    /// segments and a lost head not yet resent.
+    fn reno_pipe(&self) -> u64 {
+        let out = self.snd_max - self.snd_una;
+        let head = out.min(self.mss);
+        let sacked = (u64::from(self.reno_sacked) * self.mss).min(out - head);
+        let lost = if self.reno_head_lost && !self.reno_head_resent {
+            head
+        } else {
+            0
+        };
+        out - sacked - lost
+    }
+
+    /// [`TcpFlavor::Ns3`] without SACK, outside a timeout's go-back-N: ns-3 3.37's
+    /// `SendPendingData`. While cwnd (or the peer's window) exceeds the pipe: a lost head
+    /// first (NextSeg rule 1), then new data (rule 2); less than a segment of window is used
+    /// only when the rest of the send buffer fits in it.
+    fn send_reno(&mut self, now: Time, out: &mut TcpOutput) {
+        loop {
+            let win = self.cc.cwnd().min(self.snd_wnd);
+            let pipe = self.reno_pipe();
+            if pipe >= win {
+                break;
+            }
+            let room = win - pipe;
+            if self.reno_head_lost && !self.reno_head_resent && self.snd_una < self.snd_max {
+                if room < self.mss {
+                    break;
+                }
+                self.reno_resend_head(now, out);
+                continue;
+            }
+            let s = self.snd_max;
+            let limit = self.send_limit();
+            if s >= limit || s - self.snd_una >= self.snd_wnd {
+                break;
+            }
+            let data = self.buffered_end().saturating_sub(s);
+            if room < self.mss && data > room {
+                break;
+            }
+            let e = self.seg_end(s, limit.min(s + room.min(self.mss)));
+            if e <= s {
+                break;
+            }
+            self.emit_range(now, s, e, out);
+            self.snd_nxt = e;
         }
     }
 
@@ -2046,6 +2228,20 @@ impl TcpEndpoint {
 
     fn process_data(&mut self, now: Time, pkt: &Packet, seq: u64, out: &mut TcpOutput) {
         let len = u64::from(pkt.payload);
+        if self.cfg.flavor == TcpFlavor::Ns3 && len > 0 && seq + len < self.rcv_nxt {
+            // ns-3 3.37's `IsValidTcpSegment`: data wholly below RCV.NXT is answered at once
+            // with a plain ACK (`SendEmptyPacket(ACK)`: no ECE, whatever the receiver's ECN
+            // state) and dropped before its ECN codepoint (a DCTCP CE-state change, say) or
+            // its flags are looked at.
+            self.stats.duplicate_arrivals += 1;
+            let (ce_state, ece_pending) = (self.ce_state, self.ece_pending);
+            self.ce_state = false;
+            self.ece_pending = false;
+            self.send_ack(now, out);
+            self.ce_state = ce_state;
+            self.ece_pending = ece_pending;
+            return;
+        }
         let ce = pkt.ecn == Ecn::Ce;
         if ce {
             self.stats.ecn_marks_received += 1;

@@ -14,7 +14,9 @@
 //!   `init_rto`; FIN after all queued data; RST;
 //! * slow start and congestion avoidance (RFC 5681) with byte counting (RFC 3465, L = 2 SMSS),
 //!   limited transmit (RFC 3042; with SACK governed by pipe and cwnd, RFC 6675 §5 step 3),
-//!   NewReno fast retransmit / fast recovery (RFC 6582);
+//!   NewReno fast retransmit / fast recovery (RFC 6582; in the ns-3 flavour, ns-3 3.37's
+//!   recovery without SACK instead: a guessed SACK per duplicate ACK, cwnd at ssthresh, the
+//!   pipe shrinking by the guesses);
 //! * SACK (RFC 2018) and SACK-based loss recovery (RFC 6675: IsLost, NextSeg rules 1-4, pipe)
 //!   with an interval-set scoreboard whose per-ACK cost is O(SACK blocks x log n), plus
 //!   detection of lost retransmissions (below);

@@ -2269,6 +2269,79 @@ fn ns3_dupack_asks_whether_the_second_segment_is_lost() {
     }
 }
 
+/// A client of this flavour without SACK, `init_cwnd` segments out of `bytes`.
+fn sackless_client(flavor: TcpFlavor, init_cwnd: u32, bytes: u64) -> (TcpEndpoint, TcpOutput) {
+    let cfg = TcpConfig {
+        init_cwnd,
+        flavor,
+        sack: false,
+        ..TcpConfig::default()
+    };
+    let (mut c, _s, mut out) = pair(cfg);
+    c.send(50, bytes, &mut out);
+    (c, out)
+}
+
+/// The data segments in `out`, by segment number.
+fn segments_sent(out: &TcpOutput) -> Vec<u64> {
+    out.packets
+        .iter()
+        .filter(|p| p.payload > 0)
+        .map(|p| (u64::from(p.seq) - 1000 - 1) / MSS)
+        .collect()
+}
+
+#[test]
+fn ns3_without_sack_guesses_a_sack_per_duplicate_ack() {
+    // Segment 0 lost out of 10. ns-3 3.37 without SACK guesses one more segment arrived per
+    // duplicate ACK (`AddRenoSack`) and sends by pipe with cwnd at ssthresh; RFC 6582 (Linux
+    // flavour) inflates cwnd instead. Both: limited transmit on the first two duplicates, the
+    // head again on the third.
+    for flavor in [TcpFlavor::Ns3, TcpFlavor::Linux] {
+        let (mut c, mut out) = sackless_client(flavor, 10, 40 * MSS);
+        out.clear();
+        for i in 0..3 {
+            c.on_packet(1_000 + i, &client_ack(seg(0), None), &mut out);
+        }
+        assert_eq!(segments_sent(&out), vec![10, 11, 0], "{flavor:?}");
+        assert_eq!(c.stats().fast_recoveries, 1);
+        let want = if flavor == TcpFlavor::Ns3 { 5 } else { 8 };
+        assert_eq!(c.cwnd(), want * MSS, "{flavor:?}");
+        // ns-3: 12 segments out, 3 guessed arrived; each duplicate takes one more out of the
+        // pipe, and new data goes once fewer than 5 are in it.
+        out.clear();
+        for i in 3..10 {
+            c.on_packet(1_000 + i, &client_ack(seg(0), None), &mut out);
+        }
+        if flavor == TcpFlavor::Ns3 {
+            assert_eq!(segments_sent(&out), vec![12, 13, 14], "{flavor:?}");
+        }
+    }
+}
+
+#[test]
+fn ns3_without_sack_resends_a_head_guessed_arrived() {
+    // One duplicate ACK (limited transmit guesses segment 1 arrived), then an ACK for segment
+    // 0 alone: ns-3 3.37's `DiscardUpTo` finds the new head guessed, takes the guess back,
+    // guesses segment 2 instead and marks the head lost, so it goes again although nothing
+    // was lost (DCTCP's extra ACKs make this common). RFC 6582 sends new data only.
+    for (flavor, resent) in [(TcpFlavor::Ns3, true), (TcpFlavor::Linux, false)] {
+        let (mut c, mut out) = sackless_client(flavor, 10, 40 * MSS);
+        out.clear();
+        c.on_packet(1_000, &client_ack(seg(0), None), &mut out);
+        assert_eq!(segments_sent(&out), vec![10], "{flavor:?}: limited transmit");
+        out.clear();
+        c.on_packet(1_100, &client_ack(seg(1), None), &mut out);
+        assert_eq!(
+            segments_sent(&out).contains(&1),
+            resent,
+            "{flavor:?}: {:?}",
+            segments_sent(&out)
+        );
+        assert_eq!(c.stats().fast_recoveries, 0);
+    }
+}
+
 #[test]
 fn ns3_an_advancing_ack_with_new_sack_blocks_is_a_duplicate() {
     // ns-3 3.37: an ACK that advances SND.UNA and SACKs new data counts as a duplicate ACK
