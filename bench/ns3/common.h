@@ -515,6 +515,13 @@ class TcpMonitor
             tcp->TraceConnectWithoutContext("Rx", MakeBoundCallback(&TcpMonitor::OnRxTrace, st));
             tcp->TraceConnectWithoutContext("CongState", MakeBoundCallback(&TcpMonitor::OnStateTrace, st));
             tcp->TraceConnectWithoutContext("CongestionWindow", MakeBoundCallback(&TcpMonitor::OnCwndTrace, st));
+            // DCTCP's estimate at each window's end (bytes marked, bytes acknowledged, alpha).
+            PointerValue ops;
+            tcp->GetAttribute("CongestionOps", ops);
+            if (Ptr<TcpDctcp> d = ops.Get<TcpCongestionOps>()->GetObject<TcpDctcp>())
+            {
+                d->TraceConnectWithoutContext("CongestionEstimate", MakeBoundCallback(&TcpMonitor::OnAlphaTrace, st));
+            }
         }
         bool ok = tcp->TraceConnectWithoutContext("Tx", MakeBoundCallback(&TcpMonitor::OnTx, st));
         ok = ok &&
@@ -598,6 +605,12 @@ class TcpMonitor
     {
         if (!Traced(st)) return;
         std::cerr << Simulator::Now().GetNanoSeconds() / 1000 << " f" << st->idx << " n" << st->node << " CWND " << o << " -> " << n << std::endl;
+    }
+
+    static void OnAlphaTrace(Sock* st, uint32_t marked, uint32_t acked, double alpha)
+    {
+        if (!Traced(st)) return;
+        std::cerr << Simulator::Now().GetNanoSeconds() / 1000 << " f" << st->idx << " n" << st->node << " ALPHA marked " << marked << " acked " << acked << " alpha " << alpha << std::endl;
     }
 
     static void OnStateTrace(Sock* st, TcpSocketState::TcpCongState_t o, TcpSocketState::TcpCongState_t n)

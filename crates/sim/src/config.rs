@@ -74,7 +74,11 @@ pub enum TcpFlavor {
     /// not bytes (`m_delAckCount`); without SACK, recovery runs on guessed SACKs, one per
     /// duplicate ACK (`AddRenoSack`), with cwnd at ssthresh, not RFC 6582's inflation, and a
     /// head found guessed-arrived by an ACK is resent; data wholly below RCV.NXT is ACKed
-    /// plainly and dropped before its ECN mark counts; its options are laid out as
+    /// plainly and dropped before its ECN mark counts; DCTCP's window ends where the last
+    /// segment sent ended (`m_nextTxSequence`, retransmissions included), and an ACK in
+    /// CA_DISORDER reports its segments less the duplicate ACKs already reported; an RTT
+    /// sample, timestamps or not, only when the oldest unacknowledged send was not resent and
+    /// came after the last timeout; its options are laid out as
     /// ns-3 lays them (no MSS option, no NOPs, the list padded once: see
     /// [`crate::tcp::SynOptions::wire_len`]), so SYNs are 8 bytes and SACK-carrying ACKs 4
     /// bytes shorter than Linux's. Every ns-3 comparison uses it.

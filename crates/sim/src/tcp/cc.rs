@@ -28,6 +28,13 @@ pub struct AckInfo {
     /// The next sequence number to send, as it was before this ACK (below `snd_max` while a
     /// timeout's go-back-N resends).
     pub snd_nxt: u64,
+    /// [`TcpFlavor::Ns3`]: bytes of `acked` that ns-3 3.37's `PktsAcked` does not see. In
+    /// CA_DISORDER an ACK that advances SND.UNA reports its segments less the duplicate ACKs
+    /// that already reported one segment each (`ProcessAck`: `segsAcked - oldDupAckCount`).
+    pub uncounted: u64,
+    /// [`TcpFlavor::Ns3`]: `PktsAcked` is not called for this ACK (in CA_DISORDER, fewer
+    /// segments acknowledged than duplicate ACKs counted).
+    pub unreported: bool,
 }
 
 /// A congestion control algorithm. All windows are bytes.
@@ -270,11 +277,15 @@ impl CongestionControl for Dctcp {
         self.reno.ssthresh = ssthresh;
     }
     fn on_ack(&mut self, now: Time, ack: &AckInfo) {
+        if ack.unreported {
+            self.reno.on_ack(now, ack);
+            return;
+        }
         // RFC 8257 §3.3; as Linux, a duplicate ACK counts as one MSS acknowledged.
         let acked = if ack.acked == 0 && ack.dupack {
             self.reno.mss
         } else {
-            ack.acked
+            ack.acked.saturating_sub(ack.uncounted)
         };
         self.acked_bytes = self.acked_bytes.saturating_add(acked);
         if ack.ece {
@@ -485,6 +496,35 @@ mod tests {
         assert_eq!(cc.alpha(), Some(15.0 / 16.0));
         cc.on_ack(0, &ack(0, 9_000, 9_000));
         assert_eq!(cc.alpha(), Some(15.0 / 16.0 * 15.0 / 16.0));
+    }
+
+    #[test]
+    fn ns3_dctcp_counts_an_ack_in_disorder_less_its_duplicates() {
+        // ns-3 3.37's `ProcessAck` in CA_DISORDER hands `PktsAcked` the segments acknowledged
+        // less the duplicate ACKs that already counted one each, and does not call it at all
+        // when fewer were acknowledged.
+        let mut d = Dctcp::new(1000, 10_000, 1.0 / 16.0);
+        d.ns3_window = true;
+        d.window_end = u64::MAX;
+        let ack = AckInfo {
+            acked: 3_000,
+            ece: true,
+            snd_una: 4_000,
+            snd_nxt: 9_000,
+            snd_max: 9_000,
+            uncounted: 1_000,
+            ..AckInfo::default()
+        };
+        d.on_ack(0, &ack);
+        assert_eq!((d.acked_bytes, d.ecn_bytes), (2_000, 2_000));
+        d.on_ack(
+            0,
+            &AckInfo {
+                unreported: true,
+                ..ack
+            },
+        );
+        assert_eq!((d.acked_bytes, d.ecn_bytes), (2_000, 2_000));
     }
 
     #[test]

@@ -105,6 +105,15 @@ pub struct TcpEndpoint {
     reno_head_lost: bool,
     /// ... and has gone again since.
     reno_head_resent: bool,
+    /// [`TcpFlavor::Ns3`]: ns-3 takes an RTT sample (timestamps or not) only when the oldest
+    /// unacknowledged send in its history (`m_history`) is not a retransmission, and empties
+    /// that history at a timeout: no sample while SND.UNA is below this offset (the end of
+    /// the highest retransmission, or SND.MAX at the last timeout).
+    karn_until: u64,
+    /// [`TcpFlavor::Ns3`]: ns-3's `m_nextTxSequence` as a distance below SND.MAX: the end of
+    /// the last segment `SendPendingData` sent, retransmissions included (DCTCP's observation
+    /// window ends there).
+    ns3_next_back: u32,
     recovery: Recovery,
     /// RFC 6582 `recover` / RFC 6675 RecoveryPoint (exclusive end).
     recover: u64,
@@ -269,6 +278,8 @@ impl TcpEndpoint {
             reno_sacked: 0,
             reno_head_lost: false,
             reno_head_resent: false,
+            ns3_next_back: 0,
+            karn_until: 0,
             recovery: Recovery::None,
             recover: 0,
             first_partial_seen: false,
@@ -701,7 +712,7 @@ impl TcpEndpoint {
         self.snd_wl1 = 0;
         self.snd_wl2 = 1;
         self.rcv_adv = self.rcv_nxt + u64::from(self.rcv_window());
-        self.rtt_on_ack(now, pkt, 1);
+        self.rtt_on_ack(now, pkt, 1, 0);
         self.establish(now, out);
         // The handshake's ACK goes out on its own ahead of any data, as Linux
         // (`tcp_rcv_synsent_state_process` -> `tcp_send_ack`) and ns-3 (`ProcessSynSent`) do;
@@ -738,7 +749,7 @@ impl TcpEndpoint {
         self.max_snd_wnd = self.snd_wnd;
         self.snd_wl1 = unwrap_seq(self.rcv_nxt, self.irs, pkt.seq);
         self.snd_wl2 = 1;
-        self.rtt_on_ack(now, pkt, 1);
+        self.rtt_on_ack(now, pkt, 1, 0);
         self.establish(now, out);
         self.on_packet_open(now, pkt, out);
     }
@@ -830,6 +841,8 @@ impl TcpEndpoint {
             return true;
         }
         let prior_una = self.snd_una;
+        let prior_dupacks = self.dupacks;
+        let was_cwr = self.in_cwr;
         let was_recovery = self.recovery != Recovery::None;
         let was_loss = self.in_loss;
         let ece = self.ecn_ok && pkt.has(Flags::ECE);
@@ -856,7 +869,7 @@ impl TcpEndpoint {
             self.snd_una = ack;
             self.snd_nxt = self.snd_nxt.max(ack);
             self.sack_trim(ack);
-            self.rtt_on_ack(now, pkt, ack);
+            self.rtt_on_ack(now, pkt, ack, prior_una);
             self.backoff = 0;
             self.consecutive_timeouts = 0;
             if self.reno() {
@@ -1025,7 +1038,12 @@ impl TcpEndpoint {
                 }
             }
         }
-        if ns3 && is_dup && !was_recovery && self.recovery == Recovery::None && !self.in_cwr && !was_loss {
+        let ns3_disorder =
+            ns3 && is_dup && !was_recovery && self.recovery == Recovery::None && !self.in_cwr && !was_loss;
+        // ns-3's `ProcessAck` calls `NewAck` for every ACK that advances SND.UNA but one that
+        // leaves the sender in CA_DISORDER.
+        let new_ack = acked > 0 && !ns3_disorder;
+        if ns3_disorder {
             // Such an ACK leaves ns-3 in CA_DISORDER, where `ProcessAck` calls no `NewAck`:
             // the retransmission timer runs on from the last restart. The state that counts is
             // the one after `ReceivedAck`'s ECN step (CWR ended by this ACK, or entered on its
@@ -1090,9 +1108,21 @@ impl TcpEndpoint {
             },
             snd_una: self.snd_una,
             snd_max: self.snd_max,
-            snd_nxt: prior_nxt,
+            snd_nxt: if ns3 { self.ns3_next_tx() } else { prior_nxt },
+            uncounted: 0,
+            unreported: false,
         };
+        let mut info = info;
+        if ns3 && acked > 0 && prior_dupacks > 0 && !was_recovery && !was_loss && !was_cwr && !self.in_cwr {
+            // The ACK found ns-3 in CA_DISORDER (`ProcessAck`'s `oldDupAckCount`).
+            let counted = u64::from(prior_dupacks) * self.mss;
+            info.unreported = info.acked < counted;
+            info.uncounted = counted.min(info.acked);
+        }
         self.cc.on_ack(now, &info);
+        if ns3 && new_ack {
+            self.ns3_next_tx_at_least(ack);
+        }
         if reduce && !ns3 {
             self.ecn_reduce(now);
             self.cwr_pending = true;
@@ -1317,6 +1347,8 @@ impl TcpEndpoint {
             }
         }
         self.in_loss = self.cfg.flavor == TcpFlavor::Ns3;
+        // ns-3 empties its RTT history (`ReTxTimeout`).
+        self.karn_until = self.karn_until.max(self.snd_max);
         self.snd_nxt = self.snd_una;
         self.timed = None;
         self.backoff = self.backoff.saturating_add(1);
@@ -1521,7 +1553,10 @@ impl TcpEndpoint {
             (e > s).then_some((s, e, SegKind::Hole { skipped_to: s }))
         });
         if let Some((s, e, kind)) = seg {
+            let next = self.ns3_next_tx();
             self.emit_seg(now, s, e, kind, out);
+            // `DoRetransmit` moves `m_nextTxSequence` only up.
+            self.ns3_next_tx_at_least(next);
         }
     }
 
@@ -1711,6 +1746,19 @@ impl TcpEndpoint {
         }
     }
 
+    /// ns-3's `m_nextTxSequence`.
+    fn ns3_next_tx(&self) -> u64 {
+        self.snd_max - u64::from(self.ns3_next_back)
+    }
+
+    /// Moves ns-3's `m_nextTxSequence` up to `x` if it is below (`DoRetransmit` after its
+    /// send, `NewAck`); `SendPendingData`'s sends set it to their end (in `emit_range`).
+    fn ns3_next_tx_at_least(&mut self, x: u64) {
+        if x > self.ns3_next_tx() {
+            self.ns3_next_back = self.snd_max.saturating_sub(x).min(u64::from(u32::MAX)) as u32;
+        }
+    }
+
     /// [`TcpFlavor::Ns3`] without SACK.
     fn reno(&self) -> bool {
         self.cfg.flavor == TcpFlavor::Ns3 && !self.sack_ok
@@ -1740,8 +1788,10 @@ impl TcpEndpoint {
     /// `DoRetransmit`: the head again, whatever the window.
     fn reno_resend_head(&mut self, now: Time, out: &mut TcpOutput) {
         if self.snd_una < self.snd_max {
+            let next = self.ns3_next_tx();
             let e = self.seg_end(self.snd_una, self.snd_max);
             self.emit_range(now, self.snd_una, e, out);
+            self.ns3_next_tx_at_least(next);
             self.reno_head_resent = true;
         }
     }
@@ -1796,7 +1846,9 @@ impl TcpEndpoint {
                 if room < self.mss {
                     break;
                 }
-                self.reno_resend_head(now, out);
+                let e = self.seg_end(self.snd_una, self.snd_max);
+                self.emit_range(now, self.snd_una, e, out);
+                self.reno_head_resent = true;
                 continue;
             }
             let s = self.snd_max;
@@ -1988,6 +2040,7 @@ impl TcpEndpoint {
             self.stats.bytes_sent += payload;
         }
         if retx {
+            self.karn_until = self.karn_until.max(e);
             self.stats.retransmits += 1;
             self.stats.bytes_retransmitted += payload;
             self.timed = None; // Karn
@@ -1995,6 +2048,7 @@ impl TcpEndpoint {
             self.timed = Some((e, now));
         }
         self.snd_max = self.snd_max.max(e);
+        self.ns3_next_back = (self.snd_max - e).min(u64::from(u32::MAX)) as u32;
         if fin && payload == 0 && self.close_on_peer_close && self.fin_rxt_at == 0 && self.cfg.flavor == TcpFlavor::Ns3
         {
             // `SendEmptyPacket`'s m_rto: the LAST_ACK wait, at least the minimum RTO.
@@ -2423,9 +2477,10 @@ impl TcpEndpoint {
     /// RTT measurement on an ACK that acknowledged new data up to `ack`: from the timestamp
     /// echo when timestamps are in use (RFC 7323 §4), otherwise (or when the echo is empty)
     /// from the one timed segment if it was never retransmitted (Karn).
-    fn rtt_on_ack(&mut self, now: Time, pkt: &Packet, ack: u64) {
+    fn rtt_on_ack(&mut self, now: Time, pkt: &Packet, ack: u64, prior_una: u64) {
         let mut sample = None;
-        if self.ts_ok && pkt.ts_ecr != 0 && pkt.ts_ecr <= now {
+        let ns3_karn = self.cfg.flavor == TcpFlavor::Ns3 && prior_una < self.karn_until;
+        if self.ts_ok && pkt.ts_ecr != 0 && pkt.ts_ecr <= now && !ns3_karn {
             sample = Some(if self.cfg.flavor == TcpFlavor::Ns3 {
                 // ns-3's timestamps count whole milliseconds (`TcpOptionTS::NowToTsValue`); a
                 // sample of 0 is taken as 1 us (`EstimateRtt`).

@@ -965,6 +965,26 @@ fn delayed_ack_timer_acks_a_lone_segment() {
 }
 
 #[test]
+fn ns3_takes_no_rtt_sample_from_a_retransmission_even_with_timestamps() {
+    // ns-3 3.37's `EstimateRtt` samples (from the timestamp echo, when there is one) only if
+    // the oldest send in its history is not a retransmission, and a timeout empties that
+    // history; Linux takes the timestamp sample.
+    for (flavor, sampled) in [(TcpFlavor::Ns3, false), (TcpFlavor::Linux, true)] {
+        let (mut c, mut out) = sending_client(flavor, 2, 2 * MSS);
+        let srtt = c.srtt();
+        let rto_at = c.next_timer().unwrap();
+        out.clear();
+        c.on_timer(rto_at, &mut out);
+        assert_eq!(c.stats().data_timeouts, 1, "{flavor:?}");
+        let mut a = client_ack(seg(2), None);
+        a.ts_val = 100;
+        a.ts_ecr = rto_at;
+        c.on_packet(rto_at + 5 * MS, &a, &mut out);
+        assert_eq!(c.srtt() != srtt, sampled, "{flavor:?}: {srtt:?} -> {:?}", c.srtt());
+    }
+}
+
+#[test]
 fn ns3_delayed_ack_counts_segments_not_bytes() {
     // A full segment, then a short one: ns-3 3.37 ACKs every second segment whatever its
     // size (`m_delAckCount`), Linux once two full segments' worth has come, so the pair waits
