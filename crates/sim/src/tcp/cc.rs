@@ -35,6 +35,9 @@ pub struct AckInfo {
     /// [`TcpFlavor::Ns3`]: `PktsAcked` is not called for this ACK (in CA_DISORDER, fewer
     /// segments acknowledged than duplicate ACKs counted).
     pub unreported: bool,
+    /// The ACK advanced SND.UNA (`acked` may still be 0: ns-3 counts whole segments, and the
+    /// ACK that ends a timeout's loss state counts only those above the recovery point).
+    pub advanced: bool,
 }
 
 /// A congestion control algorithm. All windows are bytes.
@@ -135,7 +138,7 @@ impl NewReno {
             acked = inc - (grown - self.cwnd);
             self.cwnd = grown;
         }
-        if acked > 0 && self.cwnd >= self.ssthresh {
+        if (acked > 0 || self.keep_ca_count) && self.cwnd >= self.ssthresh {
             // Congestion avoidance by byte counting (RFC 5681 §3.1, RFC 3465 §2.1): one SMSS
             // per window of acknowledged bytes, the window counted in whole segments, in the
             // steps of Linux's `tcp_cong_avoid_ai` (integer cwnd) and ns-3's TcpLinuxReno
@@ -184,7 +187,10 @@ impl CongestionControl for NewReno {
         self.ssthresh = ssthresh;
     }
     fn on_ack(&mut self, _now: Time, ack: &AckInfo) {
-        if !ack.in_recovery && ack.acked > 0 {
+        // ns-3 3.37 calls `IncreaseWindow` on every ACK that advances SND.UNA outside
+        // recovery, also for no whole segment, and its congestion avoidance first spends a
+        // count left over from before (`TcpLinuxReno::CongestionAvoidance`).
+        if !ack.in_recovery && (ack.acked > 0 || (self.keep_ca_count && ack.advanced)) {
             self.grow(ack.acked);
         }
     }
@@ -525,6 +531,32 @@ mod tests {
             },
         );
         assert_eq!((d.acked_bytes, d.ecn_bytes), (2_000, 2_000));
+    }
+
+    #[test]
+    fn ns3_congestion_avoidance_spends_a_left_over_count_on_an_ack_for_no_segment() {
+        // ns-3 3.37's `TcpLinuxReno::CongestionAvoidance` first adds a segment if the count
+        // left from before covers the window, also when `IncreaseWindow` is called for no
+        // whole segment (the ACK that ends a timeout's loss state at the recovery point).
+        for (flavor, grows) in [(TcpFlavor::Ns3, true), (TcpFlavor::Linux, false)] {
+            let cfg = TcpConfig {
+                flavor,
+                ..TcpConfig::default()
+            };
+            let mut cc = new_congestion_control(&cfg, 1000, 4_000);
+            cc.set_ssthresh(1_000);
+            // Three segments acknowledged in congestion avoidance at a 4-segment window.
+            cc.on_ack(0, &ack(3_000));
+            cc.set_cwnd(1_000);
+            cc.on_ack(
+                0,
+                &AckInfo {
+                    advanced: true,
+                    ..ack(0)
+                },
+            );
+            assert_eq!(cc.cwnd() == 2_000, grows, "{flavor:?}: {}", cc.cwnd());
+        }
     }
 
     #[test]

@@ -1111,6 +1111,7 @@ impl TcpEndpoint {
             snd_nxt: if ns3 { self.ns3_next_tx() } else { prior_nxt },
             uncounted: 0,
             unreported: false,
+            advanced: acked > 0,
         };
         let mut info = info;
         if ns3 && acked > 0 && prior_dupacks > 0 && !was_recovery && !was_loss && !was_cwr && !self.in_cwr {
