@@ -670,6 +670,10 @@ class TcpMonitor
 
     static void OnRto(Sock* st, Time oldV, Time newV)
     {
+        if (Traced(st))
+        {
+            std::cerr << Simulator::Now().GetNanoSeconds() / 1000 << " f" << st->idx << " n" << st->node << " RTO " << oldV.GetNanoSeconds() << " -> " << newV.GetNanoSeconds() << std::endl;
+        }
         if (oldV.IsStrictlyPositive() && newV == Min(oldV + oldV, Seconds(60)) && newV != oldV)
         {
             st->mon->dataTimeouts++;

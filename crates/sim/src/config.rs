@@ -79,7 +79,8 @@ pub enum TcpFlavor {
     /// CA_DISORDER reports its segments less the duplicate ACKs already reported; an RTT
     /// sample, timestamps or not, only when the oldest unacknowledged send was not resent and
     /// came after the last timeout; congestion avoidance also runs on an advancing ACK that
-    /// counts no whole segment (a count left over may grow cwnd); its options are laid out as
+    /// counts no whole segment (a count left over may grow cwnd); the RTO's clock granularity
+    /// is 1 ms and the RTT estimator runs in whole nanoseconds; its options are laid out as
     /// ns-3 lays them (no MSS option, no NOPs, the list padded once: see
     /// [`crate::tcp::SynOptions::wire_len`]), so SYNs are 8 bytes and SACK-carrying ACKs 4
     /// bytes shorter than Linux's. Every ns-3 comparison uses it.

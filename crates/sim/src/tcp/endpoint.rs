@@ -14,6 +14,10 @@ use tandem_wire::tcp::Flags;
 /// The clock granularity G of RFC 6298 §2 (RTO = SRTT + max(G, 4 RTTVAR)).
 pub const CLOCK_GRANULARITY: Time = US;
 
+/// [`TcpFlavor::Ns3`]'s G: ns-3 3.37's `TcpSocketBase` attribute `ClockGranularity`, 1 ms by
+/// default (it is also the LAST_ACK wait's floor).
+pub const NS3_CLOCK_GRANULARITY: Time = MS;
+
 /// RFC 9293 §3.7.1 default MSS when the SYN carries no MSS option.
 const DEFAULT_MSS: u32 = 536;
 /// RFC 6298 §5.7: the RTO once data flows, if the SYN timed out and no RTT was measured.
@@ -1650,7 +1654,7 @@ impl TcpEndpoint {
             Some(s) => (s, self.rttvar),
             None => (SEC, SEC / 2),
         };
-        srtt.saturating_add(MS.max(var.saturating_mul(4)))
+        srtt.saturating_add(NS3_CLOCK_GRANULARITY.max(var.saturating_mul(4)))
     }
 
     /// Offset one past everything there is to send (data, then the FIN).
@@ -2507,8 +2511,8 @@ impl TcpEndpoint {
     }
 
     /// RFC 6298 §2.
-    fn rtt_sample(&mut self, r: Time) {
-        self.stats.rtt_samples += 1;
+    /// RFC 6298 §2.2-2.3 (gains 1/8, 1/4) in picoseconds.
+    fn rtt_sample_rfc(&mut self, r: Time) {
         match self.srtt {
             None => {
                 self.srtt = Some(r);
@@ -2520,8 +2524,34 @@ impl TcpEndpoint {
                 self.srtt = Some((s.saturating_mul(7).saturating_add(r)) / 8);
             }
         }
+    }
+
+    fn rtt_sample(&mut self, r: Time) {
+        self.stats.rtt_samples += 1;
+        if self.cfg.flavor == TcpFlavor::Ns3 {
+            // ns-3 3.37's `RttMeanDeviation` with gains 1/8 and 1/4 (`IntegerUpdate`): whole
+            // nanoseconds, each step rounded down.
+            let r = r / 1000;
+            let (s, v) = match self.srtt {
+                None => (r, r / 2),
+                Some(s) => {
+                    let s = s / 1000;
+                    let v = self.rttvar / 1000;
+                    ((7 * s + r) / 8, (3 * v + s.abs_diff(r)) / 4)
+                }
+            };
+            self.srtt = Some(s * 1000);
+            self.rttvar = v * 1000;
+        } else {
+            self.rtt_sample_rfc(r);
+        }
         let srtt = self.srtt.unwrap_or(r);
-        let rto = srtt.saturating_add(CLOCK_GRANULARITY.max(self.rttvar.saturating_mul(4)));
+        let g = if self.cfg.flavor == TcpFlavor::Ns3 {
+            NS3_CLOCK_GRANULARITY
+        } else {
+            CLOCK_GRANULARITY
+        };
+        let rto = srtt.saturating_add(g.max(self.rttvar.saturating_mul(4)));
         self.rto_base = rto.max(self.cfg.min_rto).min(self.cfg.max_rto);
     }
 }

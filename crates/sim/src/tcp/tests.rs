@@ -965,6 +965,22 @@ fn delayed_ack_timer_acks_a_lone_segment() {
 }
 
 #[test]
+fn ns3_rto_has_ns3s_clock_granularity() {
+    // RTO = SRTT + max(G, 4 RTTVAR): ns-3 3.37's `ClockGranularity` is 1 ms, ours (Linux
+    // flavour) 1 us, which matters once the minimum RTO is that small.
+    for (flavor, at_least_ms) in [(TcpFlavor::Ns3, true), (TcpFlavor::Linux, false)] {
+        let cfg = TcpConfig {
+            flavor,
+            min_rto: US,
+            ..TcpConfig::default()
+        };
+        let (c, _s, _out) = pair(cfg);
+        assert!(c.srtt().unwrap() < 100 * US, "{flavor:?}");
+        assert_eq!(c.rto() >= MS, at_least_ms, "{flavor:?}: {}", c.rto());
+    }
+}
+
+#[test]
 fn ns3_takes_no_rtt_sample_from_a_retransmission_even_with_timestamps() {
     // ns-3 3.37's `EstimateRtt` samples (from the timestamp echo, when there is one) only if
     // the oldest send in its history is not a retransmission, and a timeout empties that
