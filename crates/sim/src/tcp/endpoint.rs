@@ -2152,7 +2152,9 @@ impl TcpEndpoint {
             }
             if self.sack_ok && !self.ooo.is_empty() {
                 // Kind and length, then 8 bytes a block (3 blocks fit with timestamps, 4
-                // without, in either layout).
+                // without, in either layout; the packet record carries at most `MAX_SACK`,
+                // 3, so a fourth is never sent: a known difference from Linux and ns-3
+                // without timestamps, docs/sim/validation.md).
                 let lead = nops + 2;
                 let n = self.fill_sack(&mut p, ((MAX_OPTIONS - options - lead) / 8) as usize);
                 if n > 0 {
