@@ -1090,7 +1090,7 @@ impl TcpEndpoint {
             self.in_loss = false;
             cc_acked = (ack - self.recover) / self.mss * self.mss;
         }
-        let info = AckInfo {
+        let mut info = AckInfo {
             acked: cc_acked,
             // ns-3's `TcpDctcp::PktsAcked` counts bytes as marked by the sender's ECN state,
             // and `ProcessAck` hands it one segment for every ACK that repeats SND.UNA while
@@ -1117,7 +1117,6 @@ impl TcpEndpoint {
             unreported: false,
             advanced: acked > 0,
         };
-        let mut info = info;
         if ns3 && acked > 0 && prior_dupacks > 0 && !was_recovery && !was_loss && !was_cwr && !self.in_cwr {
             // The ACK found ns-3 in CA_DISORDER (`ProcessAck`'s `oldDupAckCount`).
             let counted = u64::from(prior_dupacks) * self.mss;

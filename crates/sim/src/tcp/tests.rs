@@ -946,18 +946,21 @@ fn delayed_ack_halves_pure_acks() {
     assert!((0.45..0.56).contains(&ratio), "{on} / {off}");
 }
 
-#[test]
-fn delayed_ack_timer_acks_a_lone_segment() {
-    let sc = Scenario::new(MSS + 100);
-    let mut sc = sc;
-    sc.close = false;
-    let net = run(sc, no_drops());
-    let acks: Vec<Time> = net
+/// When the server of `sc`, run without drops, sent its pure ACKs (the handshake's aside).
+fn server_pure_acks(sc: Scenario) -> Vec<Time> {
+    run(sc, no_drops())
         .sent
         .iter()
         .filter(|s| s.node == 1 && s.pkt.payload == 0 && !s.pkt.has(Flags::SYN))
         .map(|s| s.at)
-        .collect();
+        .collect()
+}
+
+#[test]
+fn delayed_ack_timer_acks_a_lone_segment() {
+    let mut sc = Scenario::new(MSS + 100);
+    sc.close = false;
+    let acks = server_pure_acks(sc);
     // The first segment after the handshake (at ~150 us) is acknowledged at once; the lone
     // second one waits for the 40 ms timer.
     assert!(acks[0] < MS, "{acks:?}");
@@ -1008,13 +1011,7 @@ fn ns3_delayed_ack_counts_segments_not_bytes() {
     let second_ack = |flavor: TcpFlavor| {
         let mut sc = Scenario::new(2 * MSS + 100).both(|c| c.flavor = flavor);
         sc.close = false;
-        let net = run(sc, no_drops());
-        let acks: Vec<Time> = net
-            .sent
-            .iter()
-            .filter(|s| s.node == 1 && s.pkt.payload == 0 && !s.pkt.has(Flags::SYN))
-            .map(|s| s.at)
-            .collect();
+        let acks = server_pure_acks(sc);
         assert!(acks[0] < MS, "{flavor:?}: {acks:?}");
         acks[1]
     };
