@@ -244,7 +244,7 @@ fn red_decide(
 /// numbers): the average over the queue disc alone (everything waiting but the packet in the
 /// device's one-slot queue), thresholds one lower to match, ns-3's coefficients and formulas
 /// in its order (`InitializeParams`, `DoEnqueue`, `CalculatePNew`, `ModifyP`, `DropEarly`),
-/// and its idle rule ([`EgressQueues::dequeue_for_tx`]), so that every decision is ns-3's.
+/// and its idle rule ([`EgressQueues::dequeue`]), so that every decision is ns-3's.
 /// Packet thresholds only (what the ns-3 export takes).
 #[derive(Debug, Clone, Copy)]
 struct Ns3Red {
@@ -621,23 +621,21 @@ impl EgressQueues {
         }
     }
 
-    /// Takes the next packet: the head of the highest-priority non-empty class.
+    /// Takes the next packet: the head of the highest-priority non-empty class, for a
+    /// transmission that starts now.
     pub fn dequeue(&mut self, now: Time, buf: &mut SharedBuffer) -> Option<Queued> {
-        self.dequeue_for_tx(now, buf, true)
-    }
-
-    /// [`EgressQueues::dequeue`] for a transmission that starts now; `at_tx_end` when the
-    /// previous one ended now (the wire was busy until now), not for a packet that found the
-    /// port idle. ns-3's RED notes an idle period only in the first case (a device that was
-    /// sending asks its empty queue disc for more).
-    pub fn dequeue_for_tx(&mut self, now: Time, buf: &mut SharedBuffer, at_tx_end: bool) -> Option<Queued> {
         let ns3_red = matches!(self.rng.as_deref(), Some(RedRng::Ns3(..)));
         let cq = self.classes.iter_mut().find(|c| !c.q.is_empty())?;
         let e = cq.q.pop_front()?;
         if ns3_red {
-            // ns-3: the device took the packet from its one-slot queue as the last one ended,
-            // woke the queue disc and found it empty (`DoDequeue`: `m_idle`, `m_idleTime`).
-            if at_tx_end && cq.q.is_empty() {
+            // ns-3 notes an idle period whenever it asks its queue disc for a packet and finds
+            // it empty (`DoDequeue`: `m_idle`, `m_idleTime`). It asks as the device takes a
+            // packet from its one-slot queue (a transmission ended) and again right after a
+            // packet that found the device idle went out (`QueueDisc::Run` loops until the
+            // device queue stops or the queue disc is empty); a packet that waits in the
+            // device's slot while the wire is busy does not make it ask. Here: whenever a
+            // transmission starts and nothing is left waiting.
+            if cq.q.is_empty() {
                 cq.red_idle_since = Some(now);
             }
         } else if cq.q.len() <= 1 && matches!(self.cfg.marking, Marking::Red { .. }) {
@@ -827,21 +825,27 @@ mod tests {
     }
 
     #[test]
-    fn ns3_red_ages_its_average_only_after_a_busy_wire() {
-        // ns-3's RED notes an idle period when the device, done sending, finds the queue disc
-        // empty; a packet that finds the wire idle goes straight out and notes none.
+    fn ns3_red_notes_an_idle_period_whenever_its_queue_disc_is_found_empty() {
+        // ns-3's RED notes an idle period when it is asked for a packet and has none: right
+        // after a packet that found the wire idle went out, and when the device, done
+        // sending, takes the packet from its slot and the queue disc behind it is empty. A
+        // packet that waits in the slot while the wire is busy does not make it ask.
         let mut buf = SharedBuffer::new(BufferConfig::Dedicated);
         let mut q = red_queue(100, true);
         q.enqueue(PacketId(0), &mut pkt(1500, 0, Ecn::NotEct), 0, 0, &mut buf);
-        q.dequeue_for_tx(0, &mut buf, false);
-        assert_eq!(q.classes.first.red_idle_since, None);
+        q.dequeue(0, &mut buf);
+        assert_eq!(q.classes.first.red_idle_since, Some(0));
         q.enqueue(PacketId(1), &mut pkt(1500, 0, Ecn::NotEct), 5, 5, &mut buf);
-        q.dequeue_for_tx(12, &mut buf, true);
-        assert_eq!(q.classes.first.red_idle_since, Some(12));
+        assert_eq!(q.classes.first.red_idle_since, None, "an arrival ends the idle period");
+        q.enqueue(PacketId(2), &mut pkt(1500, 0, Ecn::NotEct), 6, 6, &mut buf);
+        q.dequeue(12, &mut buf);
+        assert_eq!(q.classes.first.red_idle_since, None, "one still waits");
+        q.dequeue(24, &mut buf);
+        assert_eq!(q.classes.first.red_idle_since, Some(24));
         // Tandem's own RED notes it as soon as at most one packet waits.
         let mut q = red_queue(100, false);
         q.enqueue(PacketId(0), &mut pkt(1500, 0, Ecn::NotEct), 0, 0, &mut buf);
-        q.dequeue_for_tx(0, &mut buf, false);
+        q.dequeue(0, &mut buf);
         assert_eq!(q.classes.first.red_idle_since, Some(0));
     }
 

@@ -762,7 +762,7 @@ impl Sim {
             }
             Event::TxDone { node, port } => {
                 self.nodes[node.0 as usize].ports[usize::from(port)].busy = false;
-                self.start_tx(node, port, true);
+                self.start_tx(node, port);
                 let p = &self.nodes[node.0 as usize].ports[usize::from(port)];
                 if p.notify_idle && !p.busy {
                     self.port_idle(node, port);
@@ -887,7 +887,7 @@ impl Sim {
             return;
         }
         self.check_level(node, port);
-        self.start_tx(node, port, false);
+        self.start_tx(node, port);
     }
 
     fn check_level(&mut self, node: NodeId, port: u16) {
@@ -915,10 +915,7 @@ impl Sim {
     /// port busy and schedules the `TxDone` with the reserved number, exactly where it would
     /// have been; one that comes later finds the port idle, as it would have. The run's
     /// events, their order and every result are the same as with the event always scheduled.
-    /// `at_tx_end`: called as the port's last transmission ends (the wire was busy until now),
-    /// not for a packet that found the port idle (RED in the like-for-like mode tells them
-    /// apart).
-    fn start_tx(&mut self, node: NodeId, port: u16, at_tx_end: bool) {
+    fn start_tx(&mut self, node: NodeId, port: u16) {
         let now = self.now;
         let n = &mut self.nodes[node.0 as usize];
         let p = &mut n.ports[usize::from(port)];
@@ -945,7 +942,7 @@ impl Sim {
         if p.pausable && pause_holds(&mut self.pauses, &mut self.part, &mut self.events, p, node, port, now) {
             return;
         }
-        let Some(q) = p.queues.dequeue_for_tx(now, &mut n.buffer, at_tx_end) else {
+        let Some(q) = p.queues.dequeue(now, &mut n.buffer) else {
             return;
         };
         p.busy = true;
