@@ -639,7 +639,7 @@ class TcpMonitor
         uint32_t len = p->GetSize();
         if (Traced(st) && len > 0)
         {
-            std::cerr << Simulator::Now().GetNanoSeconds() / 1000 << " n" << sk->GetNode()->GetId() << "   SEND " << h.GetSequenceNumber().GetValue() << "-" << h.GetSequenceNumber().GetValue() + len << " (" << h.GetSequenceNumber().GetValue() / 1448 << ") retx " << (st->any && h.GetSequenceNumber() < st->highEnd) << std::endl;
+            std::cerr << Simulator::Now().GetNanoSeconds() / 1000 << " f" << st->idx << " n" << sk->GetNode()->GetId() << "   SEND " << h.GetSequenceNumber().GetValue() << "-" << h.GetSequenceNumber().GetValue() + len << " (" << h.GetSequenceNumber().GetValue() / 1448 << ") retx " << (st->any && h.GetSequenceNumber() < st->highEnd) << std::endl;
         }
         if (h.GetFlags() & TcpHeader::SYN)
         {

@@ -875,7 +875,7 @@ struct Port
                   << ip.GetDestination() << " len " << (payload ? payload->GetSize() : 0) << " waiting " << w
                   << " ce " << marked << " flags " << int(th.GetFlags()) << " seq "
                   << th.GetSequenceNumber().GetValue() << " ack " << th.GetAckNumber().GetValue()
-                  << " ports " << th.GetSourcePort() << ">" << th.GetDestinationPort() << std::endl;
+                  << " ports " << th.GetSourcePort() << ">" << th.GetDestinationPort() << " win " << th.GetWindowSize() << std::endl;
     }
 
     /// A drop-tail port's device queue took a packet (NS3_QTRACE only).

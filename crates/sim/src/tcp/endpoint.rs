@@ -1864,7 +1864,13 @@ impl TcpEndpoint {
             if room < self.mss && data > room {
                 break;
             }
-            let e = self.seg_end(s, limit.min(s + room.min(self.mss)));
+            // The window limits data, not the FIN: it rides on the segment that empties the
+            // send buffer (ns-3's `SendDataPacket`, `m_closeOnEmpty`), as in `send_window`.
+            let mut cap = s + room.min(self.mss);
+            if cap == self.data_end() {
+                cap += 1;
+            }
+            let e = self.seg_end(s, limit.min(cap));
             if e <= s {
                 break;
             }

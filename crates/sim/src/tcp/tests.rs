@@ -2353,6 +2353,21 @@ fn ns3_without_sack_guesses_a_sack_per_duplicate_ack() {
 }
 
 #[test]
+fn ns3_without_sack_sends_the_fin_with_the_last_segment() {
+    // ns-3 sets FIN on the segment that empties its send buffer (`SendDataPacket`,
+    // `m_closeOnEmpty`): the window limits the data, not the FIN. Two ACKed of twelve: the
+    // last two segments go, the FIN on the second, no bare FIN after it.
+    let (mut c, mut out) = sackless_client(TcpFlavor::Ns3, 10, 12 * MSS);
+    c.close(60, &mut out);
+    out.clear();
+    c.on_packet(1_000, &client_ack(seg(2), None), &mut out);
+    assert_eq!(segments_sent(&out), vec![10, 11]);
+    let last = out.packets.iter().rev().find(|p| p.payload > 0).unwrap();
+    assert!(last.has(Flags::FIN));
+    assert!(!out.packets.iter().any(|p| p.payload == 0 && p.has(Flags::FIN)));
+}
+
+#[test]
 fn ns3_without_sack_resends_a_head_guessed_arrived() {
     // One duplicate ACK (limited transmit guesses segment 1 arrived), then an ACK for segment
     // 0 alone: ns-3 3.37's `DiscardUpTo` finds the new head guessed, takes the guess back,
