@@ -111,9 +111,14 @@ pub struct TcpEndpoint {
     reno_head_resent: bool,
     /// [`TcpFlavor::Ns3`]: ns-3 takes an RTT sample (timestamps or not) only when the oldest
     /// unacknowledged send in its history (`m_history`) is not a retransmission, and empties
-    /// that history at a timeout: no sample while SND.UNA is below this offset (the end of
-    /// the highest retransmission, or SND.MAX at the last timeout).
+    /// that history at a timeout: the end of the highest retransmission, or SND.MAX at the
+    /// last timeout, whichever is higher ([`TcpEndpoint::ns3_history_retx`]).
     karn_until: u64,
+    /// [`TcpFlavor::Ns3`]: SND.MAX at the last timeout (0 before any). ns-3's history then
+    /// holds only what is sent as new data after it (a retransmission finds no entry to mark),
+    /// so its oldest entry is the first segment from here, and an ACK that covers that segment
+    /// gives a sample however far below this SND.UNA was.
+    ns3_rto_mark: u64,
     /// [`TcpFlavor::Ns3`]: ns-3's `m_nextTxSequence` as a distance below SND.MAX: the end of
     /// the last segment `SendPendingData` sent, retransmissions included (DCTCP's observation
     /// window ends there).
@@ -284,6 +289,7 @@ impl TcpEndpoint {
             reno_head_resent: false,
             ns3_next_back: 0,
             karn_until: 0,
+            ns3_rto_mark: 0,
             recovery: Recovery::None,
             recover: 0,
             first_partial_seen: false,
@@ -1353,6 +1359,7 @@ impl TcpEndpoint {
         self.in_loss = self.cfg.flavor == TcpFlavor::Ns3;
         // ns-3 empties its RTT history (`ReTxTimeout`).
         self.karn_until = self.karn_until.max(self.snd_max);
+        self.ns3_rto_mark = self.snd_max;
         self.snd_nxt = self.snd_una;
         self.timed = None;
         self.backoff = self.backoff.saturating_add(1);
@@ -2491,7 +2498,7 @@ impl TcpEndpoint {
     /// from the one timed segment if it was never retransmitted (Karn).
     fn rtt_on_ack(&mut self, now: Time, pkt: &Packet, ack: u64, prior_una: u64) {
         let mut sample = None;
-        let ns3_karn = self.cfg.flavor == TcpFlavor::Ns3 && prior_una < self.karn_until;
+        let ns3_karn = self.cfg.flavor == TcpFlavor::Ns3 && self.ns3_history_retx(prior_una, ack);
         if self.ts_ok && pkt.ts_ecr != 0 && pkt.ts_ecr <= now && !ns3_karn {
             sample = Some(if self.cfg.flavor == TcpFlavor::Ns3 {
                 // ns-3's timestamps count whole milliseconds (`TcpOptionTS::NowToTsValue`); a
@@ -2506,7 +2513,9 @@ impl TcpEndpoint {
         }
         if let Some((end, sent)) = self.timed {
             if ack >= end {
-                if sample.is_none() && sent <= now {
+                // ns-3 takes no sample at all while its oldest unacknowledged send was
+                // resent (`EstimateRtt`: the history's head has `retx`), timestamps or not.
+                if sample.is_none() && sent <= now && !ns3_karn {
                     sample = Some(now - sent);
                 }
                 self.timed = None;
@@ -2514,6 +2523,23 @@ impl TcpEndpoint {
         }
         if let Some(r) = sample {
             self.rtt_sample(r);
+        }
+    }
+
+    /// [`TcpFlavor::Ns3`]: whether an ACK from `prior_una` to `ack` takes no RTT sample because
+    /// of ns-3's history (`EstimateRtt`): its oldest entry is a retransmission, or the ACK
+    /// does not cover it. Below the last timeout's SND.MAX there are no entries (emptied at
+    /// the timeout), so the oldest is the first segment sent after it, resent if a
+    /// retransmission reached past it; above, the segment at SND.UNA, resent if below the
+    /// highest retransmission's end.
+    fn ns3_history_retx(&self, prior_una: u64, ack: u64) -> bool {
+        let mark = self.ns3_rto_mark;
+        if prior_una < mark {
+            // Nothing sent after it: an empty history, no sample.
+            let first_end = (mark + self.mss).min(self.snd_max);
+            first_end == mark || ack < first_end || self.karn_until > mark
+        } else {
+            prior_una < self.karn_until
         }
     }
 

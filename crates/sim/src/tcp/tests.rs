@@ -1004,6 +1004,30 @@ fn ns3_takes_no_rtt_sample_from_a_retransmission_even_with_timestamps() {
 }
 
 #[test]
+fn ns3_samples_again_once_an_ack_covers_the_first_segment_after_a_timeout() {
+    // ns-3 3.37 empties its RTT history at a timeout, and a retransmission finds no entry to
+    // mark: the oldest entry is then the first segment sent as new data after the timeout.
+    // The ACK that covers it gives a sample although SND.UNA was below the timeout's SND.MAX;
+    // before it none, neither from the timestamp nor from a timed segment.
+    let (mut c, mut out) = sending_client(TcpFlavor::Ns3, 2, 4 * MSS);
+    let rto_at = c.next_timer().unwrap();
+    c.on_timer(rto_at, &mut out);
+    let ack = |n: u64| {
+        let mut a = client_ack(seg(n), None);
+        a.ts_val = 100;
+        a.ts_ecr = rto_at;
+        a
+    };
+    let samples = c.stats().rtt_samples;
+    out.clear();
+    c.on_packet(rto_at + MS, &ack(1), &mut out);
+    assert_eq!(c.stats().rtt_samples, samples, "only the resent head is covered");
+    assert_eq!(segments_sent(&out), vec![1, 2], "go-back-N, then new data");
+    c.on_packet(rto_at + 2 * MS, &ack(3), &mut out);
+    assert_eq!(c.stats().rtt_samples, samples + 1, "segment 2 went after the timeout");
+}
+
+#[test]
 fn ns3_delayed_ack_counts_segments_not_bytes() {
     // A full segment, then a short one: ns-3 3.37 ACKs every second segment whatever its
     // size (`m_delAckCount`), Linux once two full segments' worth has come, so the pair waits
