@@ -1766,8 +1766,13 @@ impl TcpEndpoint {
     /// send, `NewAck`); `SendPendingData`'s sends set it to their end (in `emit_range`).
     fn ns3_next_tx_at_least(&mut self, x: u64) {
         if x > self.ns3_next_tx() {
-            self.ns3_next_back = self.snd_max.saturating_sub(x).min(u64::from(u32::MAX)) as u32;
+            self.set_ns3_next_tx(x);
         }
+    }
+
+    /// Sets ns-3's `m_nextTxSequence` to `x` (at most SND.MAX).
+    fn set_ns3_next_tx(&mut self, x: u64) {
+        self.ns3_next_back = self.snd_max.saturating_sub(x).min(u64::from(u32::MAX)) as u32;
     }
 
     /// [`TcpFlavor::Ns3`] without SACK.
@@ -2065,7 +2070,7 @@ impl TcpEndpoint {
             self.timed = Some((e, now));
         }
         self.snd_max = self.snd_max.max(e);
-        self.ns3_next_back = (self.snd_max - e).min(u64::from(u32::MAX)) as u32;
+        self.set_ns3_next_tx(e);
         if fin && payload == 0 && self.close_on_peer_close && self.fin_rxt_at == 0 && self.cfg.flavor == TcpFlavor::Ns3
         {
             // `SendEmptyPacket`'s m_rto: the LAST_ACK wait, at least the minimum RTO.
@@ -2543,7 +2548,6 @@ impl TcpEndpoint {
         }
     }
 
-    /// RFC 6298 §2.
     /// RFC 6298 §2.2-2.3 (gains 1/8, 1/4) in picoseconds.
     fn rtt_sample_rfc(&mut self, r: Time) {
         match self.srtt {
@@ -2559,6 +2563,7 @@ impl TcpEndpoint {
         }
     }
 
+    /// RFC 6298 §2: one RTT measurement updates the estimator and the RTO.
     fn rtt_sample(&mut self, r: Time) {
         self.stats.rtt_samples += 1;
         if self.cfg.flavor == TcpFlavor::Ns3 {
