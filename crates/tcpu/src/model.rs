@@ -54,6 +54,7 @@ pub mod flashcrowd;
 pub mod forwarding;
 pub mod longflows;
 pub mod offload;
+pub mod offload_packets;
 pub mod placed;
 pub mod traces;
 
@@ -116,6 +117,14 @@ pub struct ModelStats {
     pub to_cpu_bytes: u64,
     /// Packets the ASIC forwarded by a rule (flow entry, long-flow pin).
     pub asic_rule_packets: u64,
+    /// Wire bytes (frame + framing, as [`ModelStats::to_cpu_bytes`]) of the packets the ASIC
+    /// forwarded by a rule: with `to_cpu_bytes`, the traffic offload ratio.
+    pub asic_rule_bytes: u64,
+    /// Transport payload bytes of the packets the ASIC forwarded by a rule.
+    pub asic_rule_payload: u64,
+    /// Transport payload bytes of the packets sent up to the CPU (counted as they leave the
+    /// ASIC for it).
+    pub to_cpu_payload: u64,
     /// Packets the CPU sent back to the ASIC.
     pub from_cpu_packets: u64,
     /// Packets the CPU dropped because DRAM was full.
@@ -407,7 +416,10 @@ impl SwitchModel for TcpuModel {
                         e.bytes = e.bytes.saturating_add(u64::from(p.size));
                     }
                 }
+                let framing = cx.ports.get(usize::from(out)).map_or(0, |q| q.link.framing_overhead);
                 self.stats.asic_rule_packets += 1;
+                self.stats.asic_rule_bytes += u64::from(p.size.saturating_add(framing));
+                self.stats.asic_rule_payload += u64::from(p.payload);
                 if self.held_by_flow.contains_key(&flow) {
                     self.stats.overtakes += 1;
                 }
@@ -439,6 +451,7 @@ impl SwitchModel for TcpuModel {
                 self.up_links[link] = done;
                 self.stats.max_upward_wait = self.stats.max_upward_wait.max(start - cx.now);
                 self.stats.to_cpu_packets += 1;
+                self.stats.to_cpu_payload += u64::from(p.payload);
                 self.held += 1;
                 self.held_flow.insert(pkt, flow);
                 *self.held_by_flow.entry(flow).or_insert(0) += 1;
@@ -532,6 +545,9 @@ impl SwitchModel for TcpuModel {
             ("tcpu_to_cpu_bytes", s.to_cpu_bytes as f64),
             ("tcpu_from_cpu_packets", s.from_cpu_packets as f64),
             ("tcpu_asic_rule_packets", s.asic_rule_packets as f64),
+            ("tcpu_asic_rule_bytes", s.asic_rule_bytes as f64),
+            ("tcpu_asic_rule_payload_bytes", s.asic_rule_payload as f64),
+            ("tcpu_to_cpu_payload_bytes", s.to_cpu_payload as f64),
             ("tcpu_drops_dram_full", s.drops_dram_full as f64),
             ("tcpu_drops_non_tcp", s.drops_non_tcp as f64),
             ("tcpu_peak_dram_bytes", self.core.peak_dram() as f64),
@@ -588,6 +604,7 @@ pub fn experiments() -> Vec<tandem_sim::experiment::Experiment> {
         forwarding::EXPERIMENT,
         longflows::EXPERIMENT,
         offload::EXPERIMENT,
+        offload_packets::EXPERIMENT,
         traces::EXPERIMENT,
     ]
 }

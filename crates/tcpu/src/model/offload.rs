@@ -97,8 +97,18 @@ pub fn size_cdf() -> Result<(FlowSizeCdf, f64), ExperimentError> {
 
 /// Poisson arrivals over `span` at the paper's rate times `compress`, sizes from [`size_cdf`].
 pub fn workload(span: Time, compress: u32, seed: u64) -> Result<Vec<SynthFlow>, ExperimentError> {
+    workload_split(span, compress, 1, seed)
+}
+
+/// As [`workload`], with the paper's flows taken as `split` flows each: arrivals at the rate
+/// divided by `split` and every size multiplied by it (the same bytes in all). `split = 2`
+/// reads the paper's 103,200 flows as one-way flows, two to a TCP connection (as its first
+/// experiment counts them).
+pub fn workload_split(span: Time, compress: u32, split: u32, seed: u64) -> Result<Vec<SynthFlow>, ExperimentError> {
     let (cdf, scale) = size_cdf()?;
-    let rate = PAPER_FLOWS as f64 / (FULL_SPAN as f64 / SEC as f64) * f64::from(compress.max(1));
+    let scale = scale * f64::from(split.max(1));
+    let rate =
+        PAPER_FLOWS as f64 / (FULL_SPAN as f64 / SEC as f64) * f64::from(compress.max(1)) / f64::from(split.max(1));
     let mut rng = Rng(seed);
     let mut t = 0.0f64;
     let mut out = Vec::new();
