@@ -7,37 +7,42 @@ use crate::queue::EgressQueues;
 use crate::time::{tx_time, Time};
 
 /// One end of a link, as seen from the node that owns it.
+///
+/// `repr(C)`: what a packet's transmission reads (the flags, the peer, the link, the pending
+/// end) comes first and the queues' hot fields right after (see [`EgressQueues`]), so that a
+/// hop touches three or four cache lines of its port instead of seven.
 #[derive(Debug, Clone)]
+#[repr(C, align(64))]
 pub struct Port {
-    /// Egress queues.
-    pub queues: EgressQueues,
-    /// The node at the other end.
-    pub peer: NodeId,
-    /// Its port.
-    pub peer_port: u16,
-    /// The link.
-    pub link: LinkConfig,
     pub(crate) busy: bool,
-    /// The end of the transmission in progress when no `TxDone` event was scheduled for it
-    /// (nothing was waiting when it started): its time and reserved sequence number; sequence
-    /// 0 when there is none (see `Sim::start_tx`).
-    pub(crate) done: (Time, u64),
-    pub(crate) tap: Option<usize>,
+    /// The link has failed ([`crate::sim::Sim::schedule_link`]): the port sends nothing and
+    /// what is offered to it is dropped (`link-down`).
+    pub(crate) down: bool,
     /// The far end may pause this port (802.3x): its pause and transmission ends are kept
     /// in the simulator's side table ([`PauseState`]), so that other ports pay nothing.
     pub(crate) pausable: bool,
     /// The switch's model hears when this port goes idle (`SwitchModel::watch_port_idle`):
     /// every transmission then ends by an event.
     pub(crate) notify_idle: bool,
-    /// The link has failed ([`crate::sim::Sim::schedule_link`]): the port sends nothing and
-    /// what is offered to it is dropped (`link-down`).
-    pub(crate) down: bool,
-    /// `(rate, ps)`: at `link.rate_bps == rate`, one byte takes exactly `ps` picoseconds
-    /// (`ps == 0`: not a whole number; use [`tx_time`]).
-    pub(crate) ps_per_byte: (u64, u64),
     /// Transmission times rounded to the nearest nanosecond, as ns-3's clock holds them
     /// (`DataRate::CalculateBytesTxTime`): the like-for-like mode's links (`flavor = "ns3"`).
     pub(crate) ns_grid: bool,
+    /// Its port.
+    pub peer_port: u16,
+    /// The node at the other end.
+    pub peer: NodeId,
+    pub(crate) tap: Option<u32>,
+    /// The end of the transmission in progress when no `TxDone` event was scheduled for it
+    /// (nothing was waiting when it started): its time and reserved sequence number; sequence
+    /// 0 when there is none (see `Sim::start_tx`).
+    pub(crate) done: (Time, u64),
+    /// `(rate, ps)`: at `link.rate_bps == rate`, one byte takes exactly `ps` picoseconds
+    /// (`ps == 0`: not a whole number; use [`tx_time`]).
+    pub(crate) ps_per_byte: (u64, u64),
+    /// The link.
+    pub link: LinkConfig,
+    /// Egress queues.
+    pub queues: EgressQueues,
 }
 
 /// A pausable port's 802.3x state.

@@ -107,62 +107,45 @@ pub struct Queued {
     pub enqueued: Time,
 }
 
+/// One class's packets and their bytes: what every packet of the class touches.
 #[derive(Debug, Default, Clone)]
-struct ClassQueue {
+struct Lane {
     q: VecDeque<Queued>,
     bytes: u64,
-    red_avg: f64,
-    red_count: i64,
-    /// RED: the last arrival found the average above min_th.
-    red_old: bool,
-    /// RED: when the queue last ran (nearly) empty, until the next arrival.
-    red_idle_since: Option<Time>,
 }
 
-/// A port's class queues: class 0 inline, so that a single-class port (the common case)
-/// reaches its packets through one pointer less; classes 1.. on the heap.
-#[derive(Debug, Clone)]
-struct Classes {
-    first: ClassQueue,
-    rest: Vec<ClassQueue>,
+/// One class's RED state (untouched without RED marking).
+#[derive(Debug, Default, Clone)]
+struct RedState {
+    avg: f64,
+    count: i64,
+    /// The last arrival found the average above min_th.
+    old: bool,
+    /// When the queue last ran (nearly) empty, until the next arrival.
+    idle_since: Option<Time>,
 }
 
-impl Classes {
-    /// `n` (at least 1) empty classes.
-    fn new(n: usize) -> Classes {
-        Classes {
-            first: ClassQueue::default(),
-            rest: vec![ClassQueue::default(); n.max(1) - 1],
-        }
-    }
-    fn len(&self) -> usize {
-        1 + self.rest.len()
-    }
-    fn get(&self, i: usize) -> Option<&ClassQueue> {
-        (i < self.len()).then(|| &self[i])
-    }
-    fn iter_mut(&mut self) -> impl Iterator<Item = &mut ClassQueue> {
-        std::iter::once(&mut self.first).chain(self.rest.iter_mut())
-    }
+/// One class beyond the first: its lane and RED state together (class 0's live apart, the
+/// lane among the port's hot fields; see [`EgressQueues`]).
+#[derive(Debug, Default, Clone)]
+struct ClassQueue {
+    lane: Lane,
+    red: RedState,
 }
 
-impl std::ops::Index<usize> for Classes {
-    type Output = ClassQueue;
-    fn index(&self, i: usize) -> &ClassQueue {
-        if i == 0 {
-            &self.first
-        } else {
-            &self.rest[i - 1]
-        }
-    }
-}
-
-impl std::ops::IndexMut<usize> for Classes {
-    fn index_mut(&mut self, i: usize) -> &mut ClassQueue {
-        if i == 0 {
-            &mut self.first
-        } else {
-            &mut self.rest[i - 1]
+/// Class `i`'s packets and RED state from a port's class 0 and its other classes (`i` must
+/// exist); a function of the fields so that callers keep the rest of the port to use.
+fn class_parts<'a>(
+    first: &'a mut Lane,
+    first_red: &'a mut RedState,
+    rest: &'a mut [ClassQueue],
+    i: usize,
+) -> (&'a mut Lane, &'a mut RedState) {
+    match i {
+        0 => (first, first_red),
+        _ => {
+            let c = &mut rest[i - 1];
+            (&mut c.lane, &mut c.red)
         }
     }
 }
@@ -185,7 +168,8 @@ enum RedVerdict {
 /// everything waiting, thresholds as configured. `red` is (min_th, max_th, max_p, weight,
 /// gentle); `packets` when the thresholds count packets rather than bytes.
 fn red_decide(
-    cq: &mut ClassQueue,
+    lane: &Lane,
+    st: &mut RedState,
     rng: &mut Pcg64,
     packets: bool,
     red: (f64, f64, f64, f64, bool),
@@ -193,29 +177,33 @@ fn red_decide(
     now: Time,
 ) -> RedVerdict {
     let (min, max, max_p, weight, gentle) = red;
-    let cur = if packets { cq.q.len() as f64 } else { cq.bytes as f64 };
+    let cur = if packets {
+        lane.q.len() as f64
+    } else {
+        lane.bytes as f64
+    };
     // After an idle period the average decays as if `m` small packets had arrived to an
     // empty queue meanwhile (Floyd & Jacobson §4; ns-3's `m_idle`).
-    let m = cq
-        .red_idle_since
+    let m = st
+        .idle_since
         .take()
         .map_or(0.0, |t| (crate::time::as_secs(now.saturating_sub(t)) * ptc).floor());
-    cq.red_avg = cq.red_avg * (1.0 - weight).powf(m + 1.0) + weight * cur;
-    let avg = cq.red_avg;
-    cq.red_count += 1;
+    st.avg = st.avg * (1.0 - weight).powf(m + 1.0) + weight * cur;
+    let avg = st.avg;
+    st.count += 1;
     // ns-3 tests "more than one packet in the queue disc", which sits behind a one-packet
     // device queue: more than two waiting here.
-    if avg < min || cq.q.len() <= 2 {
-        cq.red_old = false;
+    if avg < min || lane.q.len() <= 2 {
+        st.old = false;
         return RedVerdict::Pass;
     }
     if avg >= if gentle { 2.0 * max } else { max } {
         return RedVerdict::Forced;
     }
-    if !cq.red_old {
+    if !st.old {
         // The first arrival above min_th starts the count (ns-3's `m_old`).
-        cq.red_count = 1;
-        cq.red_old = true;
+        st.count = 1;
+        st.old = true;
         return RedVerdict::Pass;
     }
     let pb = if avg >= max {
@@ -225,7 +213,7 @@ fn red_decide(
     }
     .min(1.0);
     // The "wait" variant: no early drop within 1/pb packets of the last.
-    let cp = cq.red_count as f64 * pb;
+    let cp = st.count as f64 * pb;
     let pa = if cp < 1.0 {
         0.0
     } else if cp < 2.0 {
@@ -234,7 +222,7 @@ fn red_decide(
         1.0
     };
     if rng.random::<f64>() <= pa && pa > 0.0 {
-        cq.red_count = 0;
+        st.count = 0;
         return RedVerdict::Early;
     }
     RedVerdict::Pass
@@ -278,25 +266,25 @@ impl Ns3Red {
         }
     }
 
-    fn decide(&self, cq: &mut ClassQueue, rng: &mut Mrg32k3a, ptc: f64, now: Time) -> RedVerdict {
-        let n_queued = cq.q.len().saturating_sub(1);
-        let m = cq
-            .red_idle_since
+    fn decide(&self, lane: &Lane, st: &mut RedState, rng: &mut Mrg32k3a, ptc: f64, now: Time) -> RedVerdict {
+        let n_queued = lane.q.len().saturating_sub(1);
+        let m = st
+            .idle_since
             .take()
             .map_or(0, |t| (ptc * crate::time::as_secs(now.saturating_sub(t))) as u32);
-        cq.red_avg = cq.red_avg * (1.0 - self.weight).powf(f64::from(m) + 1.0) + self.weight * n_queued as f64;
-        let avg = cq.red_avg;
-        cq.red_count += 1;
+        st.avg = st.avg * (1.0 - self.weight).powf(f64::from(m) + 1.0) + self.weight * n_queued as f64;
+        let avg = st.avg;
+        st.count += 1;
         if !(avg >= self.min_th && n_queued > 1) {
-            cq.red_old = false;
+            st.old = false;
             return RedVerdict::Pass;
         }
         if (!self.gentle && avg >= self.max_th) || (self.gentle && avg >= 2.0 * self.max_th) {
             return RedVerdict::Forced;
         }
-        if !cq.red_old {
-            cq.red_count = 1;
-            cq.red_old = true;
+        if !st.old {
+            st.count = 1;
+            st.old = true;
             return RedVerdict::Pass;
         }
         // CalculatePNew.
@@ -311,7 +299,7 @@ impl Ns3Red {
             p = 1.0;
         }
         // ModifyP, the "wait" variant, packets.
-        let count = cq.red_count as f64;
+        let count = st.count as f64;
         p = if count * p < 1.0 {
             0.0
         } else if count * p < 2.0 {
@@ -323,15 +311,16 @@ impl Ns3Red {
             p = 1.0;
         }
         if rng.next_u01() <= p {
-            cq.red_count = 0;
+            st.count = 0;
             return RedVerdict::Early;
         }
         RedVerdict::Pass
     }
 }
 
-/// Counters of one egress port.
+/// Counters of one egress port. `repr(C)`: the counters every packet updates first.
 #[derive(Debug, Default, Clone)]
+#[repr(C)]
 pub struct PortStats {
     /// Packets that joined a queue.
     pub enqueued: u64,
@@ -339,14 +328,14 @@ pub struct PortStats {
     pub tx_packets: u64,
     /// Bytes sent (without framing).
     pub tx_bytes: u64,
-    /// Packets marked CE here.
-    pub marked: u64,
-    /// Packets dropped here, by reason.
-    pub drops: Vec<(DropReason, u64, u64)>,
     /// Largest total queue in bytes.
     pub peak_bytes: u64,
     /// Sum over dequeued packets of their queueing delay (for the mean).
     pub queue_delay_sum: Time,
+    /// Packets marked CE here.
+    pub marked: u64,
+    /// Packets dropped here, by reason.
+    pub drops: Vec<(DropReason, u64, u64)>,
 }
 
 impl PortStats {
@@ -378,18 +367,35 @@ pub enum Admission {
 }
 
 /// The queues of one egress port.
+///
+/// `repr(C)`, the fields every packet touches first (totals, the configuration's limits and
+/// marking kind as copies, class 0's packets, the counters), so that with the port's own
+/// (see [`crate::port::Port`]) they fill three cache lines: at data-center scale the ports do
+/// not fit the CPU's caches, and a packet's enqueue and dequeue pay for every line they touch.
 #[derive(Debug, Clone)]
+#[repr(C)]
 pub struct EgressQueues {
-    cfg: QueueConfig,
-    classes: Classes,
     total_bytes: u64,
     total_packets: u32,
+    /// Class 0's packet limit (`cfg.packet_limit(0)`), 0 for none.
+    limit0: u32,
+    /// `cfg.limit_bytes`.
+    limit_bytes: u64,
+    /// What `cfg.marking` and the RED generator say, for the hot path.
+    mode: Mode,
+    /// Class 0's packets (the only class of most ports).
+    first: Lane,
+    /// Counters.
+    pub stats: PortStats,
+    /// Classes 1.. (none for a single-class port).
+    rest: Vec<ClassQueue>,
+    /// Class 0's RED state.
+    first_red: RedState,
+    cfg: QueueConfig,
     /// Byte levels a switch model watches, ascending; see [`EgressQueues::level`].
     watch: Vec<u64>,
     /// Packet-count levels a switch model watches, ascending; see [`EgressQueues::level`].
     watch_packets: Vec<u32>,
-    /// Counters.
-    pub stats: PortStats,
     /// RED: packets the link sends per second at [`RED_MEAN_PACKET`] bytes (ns-3's `m_ptc`),
     /// to age the average over an idle period; 0 when unknown.
     red_ptc: f64,
@@ -397,6 +403,17 @@ pub struct EgressQueues {
     /// one port draws never depends on what others drew before (a run split among threads
     /// draws the same numbers). Only RED queues have one.
     rng: Option<Box<RedRng>>,
+}
+
+/// A port's marking, as its hot path needs it (set from the configuration and the generator).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// No marking: limits only.
+    Plain,
+    /// Threshold marking, or RED with Tandem's own arithmetic.
+    Marking,
+    /// RED as ns-3's `RedQueueDisc` ([`EgressQueues::with_ns3_stream`]).
+    Ns3Red,
 }
 
 /// Where a RED queue's random numbers come from.
@@ -446,6 +463,7 @@ impl EgressQueues {
         {
             let red = Ns3Red::new(min_bytes as f64, max_bytes as f64, max_p, weight, gentle);
             self.rng = Some(Box::new(RedRng::Ns3(rng, red)));
+            self.mode = Mode::Ns3Red;
         }
         self
     }
@@ -454,8 +472,17 @@ impl EgressQueues {
     pub fn new(cfg: QueueConfig) -> EgressQueues {
         let n = usize::from(cfg.classes.clamp(1, 8));
         EgressQueues {
+            limit0: cfg.packet_limit(0),
+            limit_bytes: cfg.limit_bytes,
+            mode: if matches!(cfg.marking, Marking::None) {
+                Mode::Plain
+            } else {
+                Mode::Marking
+            },
             cfg,
-            classes: Classes::new(n),
+            first: Lane::default(),
+            rest: vec![ClassQueue::default(); n - 1],
+            first_red: RedState::default(),
             total_bytes: 0,
             total_packets: 0,
             watch: Vec::new(),
@@ -480,15 +507,23 @@ impl EgressQueues {
     }
     /// Bytes queued in one class (0 for a class that does not exist).
     pub fn class_bytes(&self, class: u8) -> u64 {
-        self.classes.get(usize::from(class)).map_or(0, |c| c.bytes)
+        self.lane(usize::from(class)).map_or(0, |c| c.bytes)
     }
     /// Packets queued in one class.
     pub fn class_packets(&self, class: u8) -> usize {
-        self.classes.get(usize::from(class)).map_or(0, |c| c.q.len())
+        self.lane(usize::from(class)).map_or(0, |c| c.q.len())
     }
     /// Number of classes.
     pub fn num_classes(&self) -> u8 {
-        self.classes.len() as u8
+        (1 + self.rest.len()) as u8
+    }
+
+    /// Class `i`'s packets, if it exists.
+    fn lane(&self, i: usize) -> Option<&Lane> {
+        match i {
+            0 => Some(&self.first),
+            _ => self.rest.get(i - 1).map(|c| &c.lane),
+        }
     }
 
     /// Sets the byte levels to watch (sorted and deduplicated here).
@@ -523,19 +558,56 @@ impl EgressQueues {
         now: Time,
         buf: &mut SharedBuffer,
     ) -> Admission {
-        let ci = usize::from(pkt.class).min(self.classes.len() - 1);
+        let ci = if pkt.class == 0 {
+            0
+        } else {
+            usize::from(pkt.class).min(self.rest.len())
+        };
         let size = u64::from(pkt.size);
-        let ect = matches!(pkt.ecn, Ecn::Ect0 | Ecn::Ect1 | Ecn::Ce);
         // ns-3's RedQueueDisc decides before its queue's limit applies (a packet the full queue
         // refuses still counts in RED's average and count); every other policy after.
-        let ns3_red = matches!(self.rng.as_deref(), Some(RedRng::Ns3(..)));
+        let ns3_red = self.mode == Mode::Ns3Red;
         if !ns3_red {
             if let Err(r) = self.admit(ci, size, buf) {
                 self.stats.count_drop(r, pkt.size);
                 return Admission::Dropped(r);
             }
         }
-        let cq = &mut self.classes[ci];
+        let marked = match self.mode {
+            Mode::Plain => false,
+            _ => match self.mark(ci, pkt, now) {
+                Ok(m) => m,
+                Err(dropped) => return dropped,
+            },
+        };
+        if ns3_red {
+            if let Err(r) = self.admit(ci, size, buf) {
+                self.stats.count_drop(r, pkt.size);
+                return Admission::Dropped(r);
+            }
+        }
+        let cq = class_parts(&mut self.first, &mut self.first_red, &mut self.rest, ci).0;
+        cq.q.push_back(Queued {
+            pkt: pkt_id,
+            size: pkt.size,
+            last_bit,
+            enqueued: now,
+        });
+        cq.bytes += size;
+        self.total_bytes += size;
+        self.total_packets += 1;
+        buf.used += size;
+        buf.peak = buf.peak.max(buf.used);
+        self.stats.enqueued += 1;
+        self.stats.peak_bytes = self.stats.peak_bytes.max(self.total_bytes);
+        Admission::Queued { marked }
+    }
+
+    /// The marking policy's verdict on a packet offered to class `ci`: `Ok(true)` to mark it
+    /// CE (done here), `Ok(false)` to pass it, `Err` when it is dropped early (counted).
+    fn mark(&mut self, ci: usize, pkt: &mut Packet, now: Time) -> Result<bool, Admission> {
+        let ect = matches!(pkt.ecn, Ecn::Ect0 | Ecn::Ect1 | Ecn::Ce);
+        let (cq, st) = class_parts(&mut self.first, &mut self.first_red, &mut self.rest, ci);
         let verdict = match self.cfg.marking {
             Marking::None => RedVerdict::Pass,
             Marking::Threshold { k_bytes } => {
@@ -566,8 +638,10 @@ impl EgressQueues {
                     .get_or_insert_with(|| Box::new(RedRng::Pcg(Pcg64::seed_from_u64(0))));
                 let (min, max) = (min_bytes as f64, max_bytes as f64);
                 match rng.as_mut() {
-                    RedRng::Ns3(g, red) => red.decide(cq, g, self.red_ptc, now),
-                    RedRng::Pcg(g) => red_decide(cq, g, packets, (min, max, max_p, weight, gentle), self.red_ptc, now),
+                    RedRng::Ns3(g, red) => red.decide(cq, st, g, self.red_ptc, now),
+                    RedRng::Pcg(g) => {
+                        red_decide(cq, st, g, packets, (min, max, max_p, weight, gentle), self.red_ptc, now)
+                    }
                 }
             }
         };
@@ -578,43 +652,27 @@ impl EgressQueues {
             (RedVerdict::Early, Marking::Red { ecn: true, .. }) if ect => true,
             _ => {
                 self.stats.count_drop(DropReason::RedEarly, pkt.size);
-                return Admission::Dropped(DropReason::RedEarly);
+                return Err(Admission::Dropped(DropReason::RedEarly));
             }
         };
         if marked {
             pkt.ecn = Ecn::Ce;
             self.stats.marked += 1;
         }
-        if ns3_red {
-            if let Err(r) = self.admit(ci, size, buf) {
-                self.stats.count_drop(r, pkt.size);
-                return Admission::Dropped(r);
-            }
-        }
-        let cq = &mut self.classes[ci];
-        cq.q.push_back(Queued {
-            pkt: pkt_id,
-            size: pkt.size,
-            last_bit,
-            enqueued: now,
-        });
-        cq.bytes += size;
-        self.total_bytes += size;
-        self.total_packets += 1;
-        buf.used += size;
-        buf.peak = buf.peak.max(buf.used);
-        self.stats.enqueued += 1;
-        self.stats.peak_bytes = self.stats.peak_bytes.max(self.total_bytes);
-        Admission::Queued { marked }
+        Ok(marked)
     }
 
     /// Whether class `ci` and the shared buffer take `size` more bytes, or why not.
     fn admit(&self, ci: usize, size: u64, buf: &SharedBuffer) -> Result<(), DropReason> {
-        let cq = &self.classes[ci];
-        let limit_packets = self.cfg.packet_limit(ci as u8);
+        let cq = if ci == 0 { &self.first } else { &self.rest[ci - 1].lane };
+        let limit_packets = if ci == 0 {
+            self.limit0
+        } else {
+            self.cfg.packet_limit(ci as u8)
+        };
         if limit_packets > 0 && cq.q.len() as u64 >= u64::from(limit_packets) {
             Err(DropReason::QueuePackets)
-        } else if self.cfg.limit_bytes > 0 && cq.bytes + size > self.cfg.limit_bytes {
+        } else if self.limit_bytes > 0 && cq.bytes + size > self.limit_bytes {
             Err(DropReason::QueueBytes)
         } else {
             buf.admit(cq.bytes, size)
@@ -624,9 +682,19 @@ impl EgressQueues {
     /// Takes the next packet: the head of the highest-priority non-empty class, for a
     /// transmission that starts now.
     pub fn dequeue(&mut self, now: Time, buf: &mut SharedBuffer) -> Option<Queued> {
-        let ns3_red = matches!(self.rng.as_deref(), Some(RedRng::Ns3(..)));
-        let cq = self.classes.iter_mut().find(|c| !c.q.is_empty())?;
+        let ns3_red = self.mode == Mode::Ns3Red;
+        let ci = if self.first.q.is_empty() {
+            1 + self.rest.iter().position(|c| !c.lane.q.is_empty())?
+        } else {
+            0
+        };
+        let (cq, st) = class_parts(&mut self.first, &mut self.first_red, &mut self.rest, ci);
         let e = cq.q.pop_front()?;
+        if cq.q.is_empty() {
+            // Start the ring again at its first slot, so that a queue that keeps emptying
+            // (most ports, most of the time) writes the same cache lines over and over.
+            cq.q.clear();
+        }
         if ns3_red {
             // ns-3 notes an idle period whenever it asks its queue disc for a packet and finds
             // it empty (`DoDequeue`: `m_idle`, `m_idleTime`). It asks as the device takes a
@@ -636,12 +704,12 @@ impl EgressQueues {
             // device's slot while the wire is busy does not make it ask. Here: whenever a
             // transmission starts and nothing is left waiting.
             if cq.q.is_empty() {
-                cq.red_idle_since = Some(now);
+                st.idle_since = Some(now);
             }
-        } else if cq.q.len() <= 1 && matches!(self.cfg.marking, Marking::Red { .. }) {
+        } else if cq.q.len() <= 1 && self.mode == Mode::Marking && matches!(self.cfg.marking, Marking::Red { .. }) {
             // ns-3's queue disc empties when its last packet moves to the one-packet device
             // queue: here, when at most one packet is left waiting.
-            cq.red_idle_since.get_or_insert(now);
+            st.idle_since.get_or_insert(now);
         }
         let size = u64::from(e.size);
         cq.bytes -= size;
@@ -657,7 +725,7 @@ impl EgressQueues {
     /// Drops every packet waiting (the port's link failed), counting each for `r`; their ids
     /// go to `dropped` for the caller to free.
     pub fn drop_all(&mut self, buf: &mut SharedBuffer, r: DropReason, dropped: &mut Vec<PacketId>) {
-        for cq in self.classes.iter_mut() {
+        for cq in std::iter::once(&mut self.first).chain(self.rest.iter_mut().map(|c| &mut c.lane)) {
             while let Some(e) = cq.q.pop_front() {
                 let size = u64::from(e.size);
                 cq.bytes -= size;
@@ -834,19 +902,19 @@ mod tests {
         let mut q = red_queue(100, true);
         q.enqueue(PacketId(0), &mut pkt(1500, 0, Ecn::NotEct), 0, 0, &mut buf);
         q.dequeue(0, &mut buf);
-        assert_eq!(q.classes.first.red_idle_since, Some(0));
+        assert_eq!(q.first_red.idle_since, Some(0));
         q.enqueue(PacketId(1), &mut pkt(1500, 0, Ecn::NotEct), 5, 5, &mut buf);
-        assert_eq!(q.classes.first.red_idle_since, None, "an arrival ends the idle period");
+        assert_eq!(q.first_red.idle_since, None, "an arrival ends the idle period");
         q.enqueue(PacketId(2), &mut pkt(1500, 0, Ecn::NotEct), 6, 6, &mut buf);
         q.dequeue(12, &mut buf);
-        assert_eq!(q.classes.first.red_idle_since, None, "one still waits");
+        assert_eq!(q.first_red.idle_since, None, "one still waits");
         q.dequeue(24, &mut buf);
-        assert_eq!(q.classes.first.red_idle_since, Some(24));
+        assert_eq!(q.first_red.idle_since, Some(24));
         // Tandem's own RED notes it as soon as at most one packet waits.
         let mut q = red_queue(100, false);
         q.enqueue(PacketId(0), &mut pkt(1500, 0, Ecn::NotEct), 0, 0, &mut buf);
         q.dequeue(0, &mut buf);
-        assert_eq!(q.classes.first.red_idle_since, Some(0));
+        assert_eq!(q.first_red.idle_since, Some(0));
     }
 
     #[test]
@@ -861,8 +929,8 @@ mod tests {
                 last = Some(q.enqueue(PacketId(i), &mut pkt(1500, 0, Ecn::NotEct), 0, 0, &mut buf));
             }
             assert_eq!(last, Some(Admission::Dropped(DropReason::QueuePackets)));
-            let c = &q.classes.first;
-            assert_eq!((c.red_avg, c.red_count), (avg, count), "ns3 {ns3}");
+            let c = &q.first_red;
+            assert_eq!((c.avg, c.count), (avg, count), "ns3 {ns3}");
         }
     }
 

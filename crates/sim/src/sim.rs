@@ -394,7 +394,8 @@ impl Sim {
     /// Adds a pcap tap on the egress of `node`'s `port`: every packet it sends is written.
     pub fn add_tap(&mut self, node: NodeId, port: u16, tap: Tap) {
         self.taps.push(tap);
-        self.nodes[node.0 as usize].ports[usize::from(port)].tap = Some(self.taps.len() - 1);
+        // Tap numbers fit 32 bits: a tap is a file, and the ports that could have one do too.
+        self.nodes[node.0 as usize].ports[usize::from(port)].tap = u32::try_from(self.taps.len() - 1).ok();
     }
 
     /// Current simulated time.
@@ -959,7 +960,7 @@ impl Sim {
             push_in(&mut self.part, &mut self.events, end, Event::TxDone { node, port });
         }
         if let Some(t) = p.tap {
-            self.taps[t].write(now, self.pool.get(q.pkt), self.pool.frame(q.pkt));
+            self.taps[t as usize].write(now, self.pool.get(q.pkt), self.pool.frame(q.pkt));
         }
         let peer_node = &self.nodes[peer.0 as usize];
         let last_bit = end + delay;
