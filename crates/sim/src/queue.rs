@@ -410,8 +410,10 @@ pub struct EgressQueues {
 enum Mode {
     /// No marking: limits only.
     Plain,
-    /// Threshold marking, or RED with Tandem's own arithmetic.
-    Marking,
+    /// Threshold marking.
+    Threshold,
+    /// RED with Tandem's own arithmetic.
+    Red,
     /// RED as ns-3's `RedQueueDisc` ([`EgressQueues::with_ns3_stream`]).
     Ns3Red,
 }
@@ -474,10 +476,10 @@ impl EgressQueues {
         EgressQueues {
             limit0: cfg.packet_limit(0),
             limit_bytes: cfg.limit_bytes,
-            mode: if matches!(cfg.marking, Marking::None) {
-                Mode::Plain
-            } else {
-                Mode::Marking
+            mode: match cfg.marking {
+                Marking::None => Mode::Plain,
+                Marking::Red { .. } => Mode::Red,
+                Marking::Threshold { .. } | Marking::ThresholdPackets { .. } => Mode::Threshold,
             },
             cfg,
             first: Lane::default(),
@@ -706,7 +708,7 @@ impl EgressQueues {
             if cq.q.is_empty() {
                 st.idle_since = Some(now);
             }
-        } else if cq.q.len() <= 1 && self.mode == Mode::Marking && matches!(self.cfg.marking, Marking::Red { .. }) {
+        } else if cq.q.len() <= 1 && self.mode == Mode::Red {
             // ns-3's queue disc empties when its last packet moves to the one-packet device
             // queue: here, when at most one packet is left waiting.
             st.idle_since.get_or_insert(now);
