@@ -58,8 +58,8 @@
 //! # Testbed and experiments
 //!
 //! [`testbed`] wires Axons (a [`Device`] and its [`ControlPlane`] each) and simple hosts with
-//! links of a rate and a delay and runs them in one deterministic event loop, for the control
-//! plane's tests. The experiments, `axon-route-setup` (Table 4.3 route setup rate,
+//! links of a rate and a delay and runs them on the simulator's kernel (deterministic), for the
+//! control plane's tests. The experiments, `axon-route-setup` (Table 4.3 route setup rate,
 //! ARP-to-first-packet latency) and `axon-failover` (a link on a stream's path fails) among
 //! them, run on the simulator's kernel ([`model`]).
 //!

@@ -1,5 +1,6 @@
 //! One Axon: its data plane ([`Device`]) and control plane ([`ControlPlane`]) wired together,
-//! sans-IO. The testbed (`testbed::net`) and the live driver (`tandem-live`'s `axon`) both run
+//! sans-IO. The simulator's kernel (`model::placed`, which the testbed uses too) and the live
+//! driver (`tandem-live`'s `axon`) both run
 //! their Axons through this one wiring, so what an Axon does with an upcall, an injected frame
 //! or a control-plane wake-up is the same in simulation and live.
 //!

@@ -103,3 +103,45 @@ fn a_dhcp_host_gets_an_address_from_its_axon_and_reaches_a_remote_host() {
     assert_eq!(got.len(), 1);
     assert_eq!((got[0].from_ip, got[0].seq), (ip, 7));
 }
+
+/// The testbed is the simulator's kernel: two identical runs give the same frames at the same
+/// times, the kernel counts its events, and Axons and their links come before the network runs.
+#[test]
+fn the_testbed_runs_on_the_kernel_and_is_deterministic() {
+    let run = || {
+        let spec = LineSpec::ring(3);
+        let mut tb = spec.build().unwrap();
+        let a = spec.add_host(&mut tb, 1, 0).unwrap();
+        let b = spec.add_host(&mut tb, 3, 0).unwrap();
+        for k in 0..20 {
+            tb.send_at(100 * US + k * 3 * US, a, host_ip(3, 0), k);
+            tb.send_at(100 * US + k * 5 * US, b, host_ip(1, 0), k);
+        }
+        tb.run_until(3_000 * US);
+        (
+            tb.host(a).unwrap().clone(),
+            tb.host(b).unwrap().clone(),
+            tb.counters(),
+            tb,
+        )
+    };
+    let (a1, b1, c1, mut tb) = run();
+    let (a2, b2, c2, _) = run();
+    assert_eq!((&a1, &b1, c1), (&a2, &b2, c2));
+    assert_eq!((a1.received.len(), b1.received.len()), (20, 20));
+    assert!(c1.events > 100, "{c1:?}");
+    assert_eq!(c1.lost_unwired, 0);
+    let e = Endpoint { device: 2, port: 4 };
+    assert_eq!(
+        tb.connect(e, Endpoint { device: 3, port: 5 }, 0),
+        Err(TestbedError::Started)
+    );
+    assert_eq!(
+        tb.add_axon(
+            DeviceConfig::new(9, 4, 1),
+            ControlConfig::new(9, pool(9)),
+            LineSpec::line(9).topology().unwrap()
+        ),
+        Err(TestbedError::Started)
+    );
+}

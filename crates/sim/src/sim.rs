@@ -602,6 +602,33 @@ impl Sim {
         self.push_event(at.max(self.now), Event::Link { node, port, up });
     }
 
+    /// Wakes the model of switch `node` at `at` (now, if that has passed) with `token`, as if
+    /// the model had set that timer itself ([`SwitchModel::on_timer`]): how a driver outside the
+    /// run hands a model an input at a time of its choosing (a test harness's frame to send, a
+    /// control-plane notice). The model keeps what the token stands for.
+    pub fn wake_model_at(&mut self, at: Time, node: NodeId, token: u64) {
+        if let Some(p) = &mut self.part {
+            p.cur = node.0;
+        }
+        self.push_event(at.max(self.now), Event::SwitchTimer { node, token });
+    }
+
+    /// When the next event is due (a transmission's end that had no event scheduled counts);
+    /// `None` when nothing is left to do.
+    pub fn next_event_at(&self) -> Option<Time> {
+        let done = self
+            .nodes
+            .iter()
+            .flat_map(|n| &n.ports)
+            .filter(|p| p.done.1 != 0)
+            .map(|p| p.done.0)
+            .min();
+        match (self.events.peek_time(), done) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
     /// Keeps every datagram UDP flow `flow` delivers from now on, for an experiment that looks
     /// at packets one by one (a source's datagrams are bounded by its rate and duration).
     pub fn log_deliveries(&mut self, flow: FlowId) {

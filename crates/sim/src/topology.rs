@@ -352,6 +352,33 @@ impl Topology {
     /// Checks nodes and links (unique names, link ends exist, no self-loops, at most
     /// [`MAX_PORTS`] ports per node, every host linked) and numbers every node's ports.
     pub fn new(nodes: Vec<NodeSpec>, links: Vec<LinkSpec>) -> Result<Topology, TopologyError> {
+        Topology::build(nodes, links, None)
+    }
+
+    /// [`Topology::new`] with every link's port number at each end given (`ports[i]` for link
+    /// `i`: at `a`, at `b`) instead of taken in link order: for a network whose devices number
+    /// their own ports (an Axon's port 0 need not be its first link). Each node's numbers must
+    /// be `0..` its link count, each once.
+    pub fn with_port_numbers(
+        nodes: Vec<NodeSpec>,
+        links: Vec<LinkSpec>,
+        ports: &[(u16, u16)],
+    ) -> Result<Topology, TopologyError> {
+        if ports.len() != links.len() {
+            return Err(TopologyError::plain(format!(
+                "{} links but {} port number pairs",
+                links.len(),
+                ports.len()
+            )));
+        }
+        Topology::build(nodes, links, Some(ports))
+    }
+
+    fn build(
+        nodes: Vec<NodeSpec>,
+        links: Vec<LinkSpec>,
+        numbers: Option<&[(u16, u16)]>,
+    ) -> Result<Topology, TopologyError> {
         let n = nodes.len();
         if n > u32::MAX as usize || links.len() > u32::MAX as usize {
             return Err(TopologyError::plain("too many nodes or links"));
@@ -401,9 +428,26 @@ impl Topology {
             peer_port: 0,
         };
         let mut ports = vec![placeholder; acc as usize];
+        let mut taken = vec![false; if numbers.is_some() { acc as usize } else { 0 }];
         for (i, l) in links.iter().enumerate() {
             let (a, b) = (l.a.0 as usize, l.b.0 as usize);
-            let (pa, pb) = (fill[a], fill[b]);
+            let (pa, pb) = match numbers {
+                None => (fill[a], fill[b]),
+                Some(nums) => {
+                    let (pa, pb) = nums[i];
+                    for (node, p) in [(a, pa), (b, pb)] {
+                        let slot = port_start[node] as usize + usize::from(p);
+                        if u32::from(p) >= degree[node] || taken[slot] {
+                            return Err(TopologyError::plain(format!(
+                                "link {i}: port {p} of `{}` is used twice or beyond its {} links",
+                                nodes[node].name, degree[node]
+                            )));
+                        }
+                        taken[slot] = true;
+                    }
+                    (pa, pb)
+                }
+            };
             ports[port_start[a] as usize + pa as usize] = Port {
                 link: LinkIdx(i as u32),
                 peer: l.b,
@@ -1137,6 +1181,38 @@ pub(crate) fn mix64(mut z: u64) -> u64 {
 mod tests {
     use super::*;
     use crate::time::US;
+
+    /// Ports numbered by the caller: a ring whose every node has its port 0 toward the
+    /// previous node, which link order alone cannot give; a number used twice or past a node's
+    /// link count is refused.
+    #[test]
+    fn ports_take_the_numbers_given() {
+        let nodes: Vec<NodeSpec> = (0..3)
+            .map(|i| NodeSpec {
+                name: format!("a{i}"),
+                kind: NodeKind::Switch,
+            })
+            .collect();
+        let ring = |numbers: &[(u16, u16)]| {
+            let links = (0..3)
+                .map(|i| LinkSpec {
+                    a: NodeId(i),
+                    b: NodeId((i + 1) % 3),
+                    cfg: link(1),
+                })
+                .collect();
+            Topology::with_port_numbers(nodes.clone(), links, numbers)
+        };
+        let t = ring(&[(1, 0), (1, 0), (1, 0)]).unwrap();
+        check_ports(&t);
+        for i in 0..3 {
+            assert_eq!(t.ports(NodeId(i))[0].peer, NodeId((i + 2) % 3));
+            assert_eq!(t.ports(NodeId(i))[1].peer, NodeId((i + 1) % 3));
+        }
+        assert!(ring(&[(1, 0), (1, 1), (1, 0)]).is_err());
+        assert!(ring(&[(1, 0), (1, 0), (2, 0)]).is_err());
+        assert!(ring(&[(1, 0), (1, 0)]).is_err());
+    }
 
     #[test]
     fn fast_division_is_exact() {

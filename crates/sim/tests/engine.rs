@@ -430,6 +430,40 @@ impl tandem_sim::switch::SwitchModel for Arrivals {
     }
 }
 
+/// A model that records the tokens it is woken with, and when.
+struct Woken(std::sync::Arc<std::sync::Mutex<Vec<(Time, u64)>>>);
+
+impl tandem_sim::switch::SwitchModel for Woken {
+    fn on_timer(&mut self, cx: &mut tandem_sim::switch::SwitchCtx<'_>, token: u64) {
+        self.0.lock().unwrap().push((cx.now, token));
+    }
+}
+
+/// A driver outside the run wakes a model at times of its choosing, through the event queue
+/// (ties in the order asked; a time already past is now), and sees when the next event is due.
+#[test]
+fn a_driver_wakes_a_model_at_its_times() {
+    let topo = Topology::star(2, link(GBPS, US)).unwrap();
+    let mut sim = plain_sim(&topo, Vec::new(), 1);
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sw = topo.switches()[0];
+    sim.attach_model(sw, Box::new(Woken(seen.clone())));
+    assert_eq!(sim.next_event_at(), None);
+    sim.wake_model_at(30 * US, sw, 3);
+    sim.wake_model_at(10 * US, sw, 1);
+    sim.wake_model_at(10 * US, sw, 2);
+    assert_eq!(sim.next_event_at(), Some(10 * US));
+    sim.run_until(20 * US);
+    assert_eq!(sim.next_event_at(), Some(30 * US));
+    sim.wake_model_at(0, sw, 4);
+    assert!(!sim.run_until(MS));
+    assert_eq!(sim.next_event_at(), None);
+    assert_eq!(
+        *seen.lock().unwrap(),
+        vec![(10 * US, 1), (10 * US, 2), (20 * US, 4), (30 * US, 3)]
+    );
+}
+
 /// Jittered UDP gaps spread over (1 - j, 1 + j) of the interval, keep the mean rate, and are
 /// the same for the same seed.
 #[test]

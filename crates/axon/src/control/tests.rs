@@ -175,7 +175,7 @@ impl Net {
         self.tb.node(d).unwrap().device()
     }
 
-    fn log(&self) -> &[(u64, u64, ControlAction)] {
+    fn log(&self) -> Vec<(u64, u64, ControlAction)> {
         self.tb.control_log()
     }
 

@@ -54,8 +54,8 @@
 use crate::config::DeviceConfig;
 use crate::control::frames::{arp_frame, parse_arp};
 use crate::control::{
-    AxonNode as TopologyAxon, ControlConfig, ControlInput, ControlPlane, DhcpPool, DiscoveryConfig, Endpoint,
-    SoftwareDelays, Topology,
+    AxonNode as TopologyAxon, ControlAction, ControlConfig, ControlInput, ControlPlane, DhcpPool, DiscoveryConfig,
+    Endpoint, SoftwareDelays, Topology,
 };
 use crate::dataplane::{Action, Device, Event};
 use crate::node::{AxonNode, NodeOutput, TxDone};
@@ -72,6 +72,7 @@ use tandem_sim::config::{LinkConfig, Marking, QueueConfig, ETHERNET_HEADER};
 use tandem_sim::packet::{FlowId, NodeId, Packet, PacketId, Proto};
 use tandem_sim::scenario::system::{Placement, Site, SystemKind};
 use tandem_sim::scenario::ScenarioError;
+use tandem_sim::sim::Sim;
 use tandem_sim::switch::{LinkChange, SwitchCtx, SwitchModel, Verdict};
 use tandem_sim::tap::{frame_bytes, node_ip, node_mac};
 use tandem_sim::time::{tx_time, Time, SEC, US};
@@ -92,8 +93,9 @@ pub const ARP_TRIES: u32 = 3;
 pub const ARP_LOCKTIME: Time = SEC;
 /// Bytes a host keeps waiting for one unresolved address (Linux's `unres_qlen_bytes`).
 pub const ARP_QUEUE_BYTES: u64 = 212_992;
-/// The flow id of the packets that carry the Axons' control frames (no flow of the scenario's).
-const CONTROL_FLOW: FlowId = FlowId(u32::MAX);
+/// The flow id of the packets that carry frames no flow of the scenario owns: the Axons' control
+/// frames, and the testbed's hosts' frames.
+pub const CONTROL_FLOW: FlowId = FlowId(u32::MAX);
 /// Timer tokens of the model's own steps have this bit; the node's own tokens never do.
 const OWN: u64 = 1 << 63;
 
@@ -229,6 +231,20 @@ enum Step {
     Send { port: u16, pkt: PacketId },
     /// A frame the model put on a host link itself (a PAUSE) has gone: `port` is free.
     PortFree { port: u8 },
+    /// A driver's input to the device ([`AxonSwitch::input_at`]).
+    Device(Event),
+    /// A driver's input to the control plane ([`AxonSwitch::input_at`]).
+    Control(ControlInput),
+}
+
+/// What a driver outside the run hands an Axon at a time of its choosing
+/// ([`AxonSwitch::input_at`]): a test's link notice, a control plane's tick.
+#[derive(Debug, Clone)]
+pub enum NodeInput {
+    /// An event for the data plane.
+    Device(Event),
+    /// An input for the control plane.
+    Control(ControlInput),
 }
 
 /// What the model counts besides the node's own counters.
@@ -267,8 +283,14 @@ pub struct Resolution {
 pub struct AxonSwitch {
     node: AxonNode,
     me: NodeId,
-    /// Per port: the host on it, if a host port.
+    /// Per port: the host on it, if a host port of a simulated (kernel) host.
     hosts: Vec<Option<HostPort>>,
+    /// Per port: whether the node at the far end speaks frames itself (a frame host of the
+    /// testbed, [`crate::testbed`]): its frames go to the device as they are, and what the
+    /// device sends there leaves as a packet carrying the frame.
+    frame_peers: Vec<bool>,
+    /// What the control plane did, with the time, when the driver asked to keep it.
+    log: Option<Vec<(Time, ControlAction)>>,
     neighbours: BTreeMap<(u8, Ipv4Addr), Neighbour>,
     steps: BTreeMap<u64, Step>,
     next_step: u64,
@@ -522,25 +544,12 @@ fn build_switch(
             format!("`{name}`: its control plane did not learn its hosts"),
         ));
     }
-    Ok(AxonSwitch {
-        node,
-        me: sw,
-        hosts,
-        neighbours: BTreeMap::new(),
-        steps: BTreeMap::new(),
-        next_step: 0,
-        early,
-        out: Vec::new(),
-        held: FxHashMap::default(),
-        carried: None,
-        carried_verdict: None,
-        carried_drop: None,
-        free_now: Vec::new(),
-        notice: p.link_notice,
-        discovery: p.discovery,
-        devices: Arc::new(Vec::new()),
-        c: Counters::default(),
-    })
+    let mut s = AxonSwitch::on_frames(node, sw, vec![false; hosts.len()]);
+    s.hosts = hosts;
+    s.early = early;
+    s.notice = p.link_notice;
+    s.discovery = p.discovery;
+    Ok(s)
 }
 
 /// What identifies a frame while an Axon holds it: a hash of the bytes no Axon changes (after
@@ -570,6 +579,22 @@ fn fingerprint(frame: &[u8], axon: bool) -> u64 {
 /// longest TCP header (2 + 20 + 60), and every byte of an Axon control message
 /// ([`tandem_wire::axon::control::ARP_LEN`] at most).
 const FINGERPRINT_BYTES: usize = 96;
+
+/// A kernel packet of node `me` that carries `frame` and belongs to no flow of the scenario's
+/// ([`CONTROL_FLOW`]): a control plane's frame, or a testbed host's.
+pub fn frame_packet(cx: &mut SwitchCtx<'_>, me: NodeId, frame: Vec<u8>) -> PacketId {
+    let pkt = cx.pool.insert(Packet {
+        created: cx.now,
+        flow: CONTROL_FLOW,
+        src: me,
+        dst: me,
+        size: frame.len() as u32,
+        proto: Proto::Udp,
+        ..Packet::default()
+    });
+    cx.pool.set_frame(pkt, frame);
+    pkt
+}
 
 /// The timers among a node's outputs.
 fn timers(out: &[NodeOutput]) -> impl Iterator<Item = (u64, u64)> + '_ {
@@ -630,8 +655,87 @@ impl AxonSwitch {
             .collect()
     }
 
+    /// An Axon of `node` on switch `me` of a network the driver built itself, with no
+    /// simulated hosts: ports marked in `frame_peers` face nodes that speak frames (the
+    /// testbed's hosts), the others Axons. Nobody is told of link changes until
+    /// [`AxonSwitch::set_link_notice`] says otherwise, and the control plane's first tick is
+    /// the driver's to give ([`AxonSwitch::input_at`]).
+    pub fn on_frames(node: AxonNode, me: NodeId, frame_peers: Vec<bool>) -> AxonSwitch {
+        AxonSwitch {
+            node,
+            me,
+            hosts: vec![None; frame_peers.len()],
+            frame_peers,
+            log: None,
+            neighbours: BTreeMap::new(),
+            steps: BTreeMap::new(),
+            next_step: 0,
+            early: Vec::new(),
+            out: Vec::new(),
+            held: FxHashMap::default(),
+            carried: None,
+            carried_verdict: None,
+            carried_drop: None,
+            free_now: Vec::new(),
+            notice: LinkNotice::None,
+            discovery: false,
+            devices: Arc::new(Vec::new()),
+            c: Counters::default(),
+        }
+    }
+
+    /// The Axon, to change between runs (a port's kind, whether its control plane's wake-ups
+    /// are its own timers).
+    pub fn node_mut(&mut self) -> &mut AxonNode {
+        &mut self.node
+    }
+
+    /// Who learns of link changes from now on.
+    pub fn set_link_notice(&mut self, notice: LinkNotice) {
+        self.notice = notice;
+    }
+
+    /// Keeps every action of the control plane from now on ([`AxonSwitch::control_log`]).
+    pub fn keep_control_log(&mut self) {
+        self.log.get_or_insert_with(Vec::new);
+    }
+
+    /// The control plane's actions since [`AxonSwitch::keep_control_log`], with their times.
+    pub fn control_log(&self) -> &[(Time, ControlAction)] {
+        self.log.as_deref().unwrap_or(&[])
+    }
+
+    /// Forgets the control log (and keeps logging).
+    pub fn clear_control_log(&mut self) {
+        if let Some(l) = &mut self.log {
+            l.clear();
+        }
+    }
+
+    /// Hands the Axon on switch `node` of `sim` an input at `at` (now, if that has passed),
+    /// through the kernel's event queue; false if that switch runs no Axon.
+    pub fn input_at(sim: &mut Sim, node: NodeId, at: Time, input: NodeInput) -> bool {
+        let Some(m) = sim.model_as_mut::<AxonSwitch>(node) else {
+            return false;
+        };
+        let token = OWN | m.next_step;
+        m.next_step += 1;
+        let step = match input {
+            NodeInput::Device(ev) => Step::Device(ev),
+            NodeInput::Control(i) => Step::Control(i),
+        };
+        m.steps.insert(token, step);
+        sim.wake_model_at(at, node, token);
+        true
+    }
+
     fn host(&self, port: u16) -> Option<HostPort> {
         self.hosts.get(usize::from(port)).copied().flatten()
+    }
+
+    /// Whether `port` faces another Axon (its frames carry the Axon header).
+    fn axon_port(&self, port: u16) -> bool {
+        self.host(port).is_none() && !self.frame_peers.get(usize::from(port)).copied().unwrap_or(false)
     }
 
     fn step(&mut self, cx: &mut SwitchCtx<'_>, at: Time, step: Step) {
@@ -653,7 +757,7 @@ impl AxonSwitch {
     /// control plane, ends here (a control frame at its target is freed; a host's packet that
     /// found no route is dropped, `axon-unrouted`, as the control plane drops its copy).
     fn feed(&mut self, cx: &mut SwitchCtx<'_>, port: u8, pkt: PacketId, frame: Vec<u8>) -> Verdict {
-        let key = fingerprint(&frame, self.host(u16::from(port)).is_none());
+        let key = fingerprint(&frame, self.axon_port(u16::from(port)));
         self.held.entry(key).or_default().push_back(pkt);
         let before = self.node.device().counters().to_control_plane;
         self.carried = Some(pkt);
@@ -715,7 +819,7 @@ impl AxonSwitch {
             for o in out.drain(..) {
                 match o {
                     NodeOutput::Transmit { port, start_ps, frame } => {
-                        let key = fingerprint(&frame, self.host(u16::from(port)).is_none());
+                        let key = fingerprint(&frame, self.axon_port(u16::from(port)));
                         match self.take_held(key) {
                             Some(pkt) => self.send_held(cx, port, start_ps, pkt, frame),
                             None => self.made_frame(cx, port, start_ps, frame),
@@ -727,7 +831,12 @@ impl AxonSwitch {
                             self.carried_drop = Some(reason.name());
                         }
                     }
-                    NodeOutput::Device(_) | NodeOutput::Control(_) => {}
+                    NodeOutput::Control(a) => {
+                        if let Some(l) = &mut self.log {
+                            l.push((cx.now, a));
+                        }
+                    }
+                    NodeOutput::Device(_) => {}
                 }
             }
             self.out = out;
@@ -786,16 +895,7 @@ impl AxonSwitch {
             return self.host_receives(cx, port, h, start, &frame);
         }
         self.c.control_frames += 1;
-        let pkt = cx.pool.insert(Packet {
-            created: cx.now,
-            flow: CONTROL_FLOW,
-            src: self.me,
-            dst: self.me,
-            size: frame.len() as u32,
-            proto: Proto::Udp,
-            ..Packet::default()
-        });
-        cx.pool.set_frame(pkt, frame);
+        let pkt = frame_packet(cx, self.me, frame);
         self.send_at(cx, u16::from(port), start, pkt);
     }
 
@@ -923,6 +1023,14 @@ impl AxonSwitch {
             Step::HostFrame { port, frame } => {
                 self.node
                     .handle_device(cx.now, Event::Frame { port, frame }, &mut self.out);
+                self.apply(cx);
+            }
+            Step::Device(ev) => {
+                self.node.handle_device(cx.now, ev, &mut self.out);
+                self.apply(cx);
+            }
+            Step::Control(input) => {
+                self.node.handle_control(cx.now, input, &mut self.out);
                 self.apply(cx);
             }
             Step::Learn {
@@ -1073,7 +1181,7 @@ impl SwitchModel for AxonSwitch {
     }
 
     fn capture_link_type(&self, port: u16) -> Option<LinkType> {
-        self.host(port).is_none().then_some(LinkType::USER0)
+        self.axon_port(port).then_some(LinkType::USER0)
     }
 
     fn report(&self) -> Vec<(String, f64)> {

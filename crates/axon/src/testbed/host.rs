@@ -117,8 +117,6 @@ pub struct Host {
     pub keep_frames: bool,
     /// Every frame received, with its time, when [`Host::keep_frames`] is set.
     pub frames: Vec<(u64, Vec<u8>)>,
-    /// When its link is free to send again.
-    pub(super) tx_free_ps: u64,
     /// Addresses resolved, with the MAC to send to.
     pub arp_cache: BTreeMap<Ipv4Addr, MacAddr>,
     /// Data waiting for an address to resolve: sequence numbers by destination.
@@ -148,7 +146,6 @@ impl Host {
             dhcp_bound_ps: None,
             keep_frames: false,
             frames: vec![],
-            tx_free_ps: 0,
             arp_cache: BTreeMap::new(),
             waiting: BTreeMap::new(),
             arp_sent: vec![],

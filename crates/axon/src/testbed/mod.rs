@@ -1,12 +1,14 @@
-//! A deterministic network harness for Axons: the control plane's tests (DHCP, discovery,
-//! Axon-ARP, failures) run on it. Every `axon-*` experiment runs on the simulator's kernel
-//! ([`crate::model`]); `axon-route-setup` and `axon-failover` ran here until 2026-11-28.
+//! A deterministic network harness for Axons on the simulator's kernel: the control plane's
+//! tests (DHCP, discovery, Axon-ARP, failures) run on it, as every `axon-*` experiment
+//! ([`crate::model`]) does. Until 2026-12-05 it had an event loop of its own.
 //!
-//! [`Testbed`] wires Axon nodes (a [`crate::Device`] and its [`crate::ControlPlane`] each) with
-//! links of a line rate and a propagation delay, adds simple [`Host`]s (a static address announced
-//! by gratuitous ARP, or one from the Axon's DHCP server; ARP; timestamped data frames) and drives everything from one event loop in
-//! integer picoseconds with stable ties and no randomness, so a run gives the same result every
-//! time. [`LineSpec`] builds lines and rings with shared addressing conventions.
+//! [`Testbed`] wires Axon nodes (a [`crate::Device`] and its [`crate::ControlPlane`] each, run
+//! by the kernel's [`crate::model::placed::AxonSwitch`]) with links of a line rate and a
+//! propagation delay, and plugs simple [`Host`]s into their ports (a static address announced
+//! by gratuitous ARP, or one from the Axon's DHCP server; ARP; timestamped data frames), each a
+//! one-port node of the kernel ([`net::FrameHost`]). The kernel runs it in integer picoseconds
+//! with stable ties and no randomness, so a run gives the same result every time. [`LineSpec`]
+//! builds lines and rings with shared addressing conventions.
 
 pub mod dhcp_client;
 pub mod host;

@@ -15,7 +15,8 @@
 //! **A flow-level model.** 33.6 GB (and 336 GB compressed) at the packet level is about 25
 //! (250) million full-size packets plus ACKs through the event simulator: too slow for "minutes"
 //! (see docs/systems/tcpu.md for the measured packet rate). Instead this drives the same
-//! sans-IO core ([`Tcpu`]) with flow-level events: each flow sends its first packet at its
+//! sans-IO core ([`Tcpu`]) with flow-level events, the timers of a node of the simulator's
+//! kernel (one node, no links): each flow sends its first packet at its
 //! start and then its remaining bytes at a constant rate ([`FLOW_RATE_BPS`], ours: line rate,
 //! no contention modelled), so the bytes it has sent by any time are known exactly. While the
 //! flow has no TCAM entry its bytes are handed to the core as [`Event::PacketToCpu`] chunks every
@@ -35,9 +36,13 @@ use crate::core::{Action, Event, Tcpu};
 use crate::types::{FlowId, PacketRef, RuleMatch, Time, MS, SEC};
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, BinaryHeap};
-use tandem_sim::event::EventQueue;
+use tandem_sim::config::{QueueConfig, SwitchConfig, TcpConfig};
 use tandem_sim::experiment::{Experiment, ExperimentCtx, ExperimentError, Kind, Report, Row, Target};
+use tandem_sim::packet::NodeId;
 use tandem_sim::plot::{Axis, Figure};
+use tandem_sim::sim::{Sim, SimOptions};
+use tandem_sim::switch::{SwitchCtx, SwitchModel};
+use tandem_sim::topology::{NodeKind, NodeSpec, Topology};
 use tandem_sim::workload::FlowSizeCdf;
 
 /// Servers (paper §4).
@@ -188,6 +193,36 @@ enum Ev {
     Remove(u32),
     ReadCounters,
     Wake,
+    /// The next flow of the sorted list starts.
+    Start,
+}
+
+impl Ev {
+    /// The event as a kernel timer token: the kind in the high 32 bits, the flow below.
+    fn token(self) -> u64 {
+        let (kind, i) = match self {
+            Ev::Flow(i) => (0, i),
+            Ev::Install(i) => (1, i),
+            Ev::Remove(i) => (2, i),
+            Ev::ReadCounters => (3, 0),
+            Ev::Wake => (4, 0),
+            Ev::Start => (5, 0),
+        };
+        (kind << 32) | u64::from(i)
+    }
+
+    fn from_token(token: u64) -> Option<Ev> {
+        let i = token as u32;
+        Some(match token >> 32 {
+            0 => Ev::Flow(i),
+            1 => Ev::Install(i),
+            2 => Ev::Remove(i),
+            3 => Ev::ReadCounters,
+            4 => Ev::Wake,
+            5 => Ev::Start,
+            _ => return None,
+        })
+    }
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -217,20 +252,62 @@ fn end_of(f: &SynthFlow, rate_bps: u64) -> Time {
     f.start + crate::types::tx_time(rest, rate_bps)
 }
 
-struct Driver<'a> {
-    flows: &'a [SynthFlow],
+/// The flow-level model as a node of the simulator's kernel: its events (flow starts, CPU
+/// chunks, the table operations and counter reads the core asks for, the core's wake-ups) are
+/// the node's timers on the kernel's event queue. The node has no links: the model is below
+/// none of the kernel's packets.
+struct Driver {
+    flows: Vec<SynthFlow>,
     st: Vec<FlowState>,
     core: Tcpu,
-    heap: EventQueue<Ev>,
+    /// Events a step asked for, set as timers once it is done.
+    pending: Vec<(Time, Ev)>,
     installed: BTreeSet<u32>,
     actions: Vec<Action>,
     out: Outcome,
     k: u32,
+    span: Time,
+    /// The next flow to start.
+    next: u32,
+    /// End times of the flows that started and are still sending.
+    ends: BinaryHeap<Reverse<Time>>,
+    /// Every flow has ended and only the core's periodic work is left: the rest is ignored.
+    finished: bool,
+    error: Option<ExperimentError>,
 }
 
-impl Driver<'_> {
+impl Driver {
     fn push(&mut self, at: Time, ev: Ev) {
-        self.heap.push(at, ev);
+        self.pending.push((at, ev));
+    }
+
+    /// Handles one event at `now`: a flow start also asks for the next one (first, so that a
+    /// start goes before anything else queued for the same time).
+    fn event(&mut self, now: Time, ev: Ev) -> Result<(), ExperimentError> {
+        while self.ends.peek().is_some_and(|Reverse(e)| *e <= now) {
+            self.ends.pop();
+        }
+        if ev == Ev::Start {
+            let i = self.next;
+            self.next += 1;
+            if let Some(f) = self.flows.get(self.next as usize) {
+                self.push(f.start, Ev::Start);
+            }
+            self.ends.push(Reverse(end_of(&self.flows[i as usize], FLOW_RATE_BPS)));
+            self.out.max_sending = self.out.max_sending.max(self.ends.len() as u64);
+            return self.step(now, Ev::Flow(i));
+        }
+        // Stop once every flow has ended and only the core's periodic work is left.
+        if self.next as usize == self.flows.len()
+            && self.ends.is_empty()
+            && matches!(ev, Ev::Wake | Ev::ReadCounters)
+            && now > self.span
+            && self.st.iter().zip(&self.flows).all(|(s, f)| s.acct == f.bytes)
+        {
+            self.finished = true;
+            return Ok(());
+        }
+        self.step(now, ev)
     }
 
     fn feed(&mut self, now: Time, ev: Event<'_>) -> Result<(), ExperimentError> {
@@ -344,22 +421,51 @@ impl Driver<'_> {
                 self.feed(now, Event::AsicCounters { counters: &counters })?;
             }
             Ev::Wake => self.feed(now, Event::Tick)?,
+            // Handled by `event`.
+            Ev::Start => {}
         }
         self.out.max_active = self.out.max_active.max(self.core.flows().len() as u64);
         Ok(())
     }
 }
 
-/// Runs `flows` (sorted by start) through a TCPU core with `k` TCAM flow entries.
+impl SwitchModel for Driver {
+    fn wants_start(&self) -> bool {
+        true
+    }
+
+    fn on_start(&mut self, cx: &mut SwitchCtx<'_>) {
+        if let Some(f) = self.flows.first() {
+            cx.set_timer(f.start, Ev::Start.token());
+        }
+    }
+
+    fn on_timer(&mut self, cx: &mut SwitchCtx<'_>, token: u64) {
+        if self.finished {
+            return;
+        }
+        let Some(ev) = Ev::from_token(token) else { return };
+        if let Err(e) = self.event(cx.now, ev) {
+            self.error = Some(e);
+            self.finished = true;
+        }
+        for (at, ev) in self.pending.drain(..) {
+            cx.set_timer(at, ev.token());
+        }
+    }
+}
+
+/// Runs `flows` (sorted by start) through a TCPU core with `k` TCAM flow entries, on the
+/// simulator's kernel (one node, no links, the model's events as its timers).
 pub fn run_flows(flows: &[SynthFlow], k: u32, span: Time, compress: u32) -> Result<Outcome, ExperimentError> {
     let started = std::time::Instant::now();
-    let n = u32::try_from(flows.len()).map_err(|_| ExperimentError("tcpu-offload: too many flows".into()))?;
+    u32::try_from(flows.len()).map_err(|_| ExperimentError("tcpu-offload: too many flows".into()))?;
     let core = Tcpu::new(tcpu_config(k)).map_err(|e| ExperimentError(format!("tcpu-offload: {e:?}")))?;
-    let mut d = Driver {
-        flows,
+    let d = Driver {
+        flows: flows.to_vec(),
         st: vec![FlowState::default(); flows.len()],
         core,
-        heap: EventQueue::new(),
+        pending: Vec::new(),
         installed: BTreeSet::new(),
         actions: Vec::new(),
         out: Outcome {
@@ -370,39 +476,33 @@ pub fn run_flows(flows: &[SynthFlow], k: u32, span: Time, compress: u32) -> Resu
             ..Outcome::default()
         },
         k,
+        span,
+        next: 0,
+        ends: BinaryHeap::new(),
+        finished: false,
+        error: None,
     };
-    // Flow starts are merged in from the sorted list; the heap holds everything else.
-    let mut ends: BinaryHeap<Reverse<Time>> = BinaryHeap::new();
-    let mut next = 0u32;
-    loop {
-        let start = flows.get(next as usize).map(|f| f.start);
-        let queued = d.heap.peek_time();
-        let now = match (start, queued) {
-            (Some(s), Some(q)) if s <= q => s,
-            (Some(s), None) => s,
-            (_, Some(q)) => q,
-            (None, None) => break,
-        };
-        while ends.peek().is_some_and(|Reverse(e)| *e <= now) {
-            ends.pop();
-        }
-        if start == Some(now) {
-            let i = next;
-            next += 1;
-            ends.push(Reverse(end_of(&flows[i as usize], FLOW_RATE_BPS)));
-            d.out.max_sending = d.out.max_sending.max(ends.len() as u64);
-            d.step(now, Ev::Flow(i))?;
-            continue;
-        }
-        let Some((t, ev)) = d.heap.pop() else { break };
-        // Stop once every flow has ended and only the core's periodic work is left.
-        if next == n && ends.is_empty() && matches!(ev, Ev::Wake | Ev::ReadCounters) && t > span {
-            let all_done = (0..n).all(|i| d.st[i as usize].acct == flows[i as usize].bytes);
-            if all_done {
-                break;
-            }
-        }
-        d.step(t, ev)?;
+    let node = NodeSpec {
+        name: "tcpu".into(),
+        kind: NodeKind::Switch,
+    };
+    let topo = Topology::new(vec![node], Vec::new()).map_err(|e| ExperimentError(format!("tcpu-offload: {e}")))?;
+    let mut sim = Sim::new(
+        &topo,
+        SwitchConfig::default(),
+        QueueConfig::default(),
+        TcpConfig::default(),
+        Vec::new(),
+        0,
+        SimOptions::default(),
+    );
+    sim.attach_model(NodeId(0), Box::new(d));
+    sim.run_until(Time::MAX);
+    let d = sim
+        .model_as_mut::<Driver>(NodeId(0))
+        .ok_or_else(|| ExperimentError("tcpu-offload: the model is gone".into()))?;
+    if let Some(e) = d.error.take() {
+        return Err(e);
     }
     let st = d.core.stats();
     d.out.swaps = st.inactive_swaps + st.rank_swaps;
@@ -410,7 +510,7 @@ pub fn run_flows(flows: &[SynthFlow], k: u32, span: Time, compress: u32) -> Resu
     d.out.span_s = span as f64 / SEC as f64;
     d.out.swaps_per_sec = d.out.swaps as f64 / d.out.span_s;
     d.out.wall_s = started.elapsed().as_secs_f64();
-    Ok(d.out)
+    Ok(std::mem::take(&mut d.out))
 }
 
 /// Synthesizes and runs one setup.
