@@ -875,7 +875,19 @@ struct Port
                   << ip.GetDestination() << " len " << (payload ? payload->GetSize() : 0) << " waiting " << w
                   << " ce " << marked << " flags " << int(th.GetFlags()) << " seq "
                   << th.GetSequenceNumber().GetValue() << " ack " << th.GetAckNumber().GetValue()
-                  << " ports " << th.GetSourcePort() << ">" << th.GetDestinationPort() << " win " << th.GetWindowSize() << std::endl;
+                  << " ports " << th.GetSourcePort() << ">" << th.GetDestinationPort() << " win " << th.GetWindowSize();
+        if (payload)
+        {
+            if (Ptr<const TcpOptionSack> sack = DynamicCast<const TcpOptionSack>(th.GetOption(TcpOption::SACK)))
+            {
+                std::cerr << " sack";
+                for (const auto& b : sack->GetSackList())
+                {
+                    std::cerr << " " << b.first.GetValue() << "-" << b.second.GetValue();
+                }
+            }
+        }
+        std::cerr << std::endl;
     }
 
     /// A drop-tail port's device queue took a packet (NS3_QTRACE only).

@@ -166,6 +166,9 @@ pub struct Sim {
     part: Option<Box<PartState>>,
     /// A partitioned run's packets in flight at most (at its windows' ends), once merged.
     peak_in_flight: Option<usize>,
+    /// `TANDEM_QTRACE` was set: every packet a switch port takes or drops is printed, as
+    /// `bench/ns3/scenario.cc` prints ns-3's with `NS3_QTRACE` ([`Sim::qtrace`]).
+    qtrace: bool,
 }
 
 /// A UDP datagram a logged flow delivered ([`Sim::log_deliveries`]).
@@ -328,6 +331,7 @@ impl Sim {
             delivery_logs: Vec::new(),
             part: None,
             peak_in_flight: None,
+            qtrace: std::env::var_os("TANDEM_QTRACE").is_some(),
         }
     }
 
@@ -907,15 +911,53 @@ impl Sim {
         if p.down {
             return self.refuse_on_down_link(node, port, pkt);
         }
+        let waiting = p.queues.packets();
         let adm = p
             .queues
             .enqueue(pkt, self.pool.get_mut(pkt), last_bit, now, &mut n.buffer);
+        if self.qtrace && n.kind == NodeKind::Switch {
+            self.qtrace(node, port, pkt, waiting, matches!(adm, Admission::Dropped(_)));
+        }
         if let Admission::Dropped(_) = adm {
             self.pool.remove(pkt);
             return;
         }
         self.check_level(node, port);
         self.start_tx(node, port);
+    }
+
+    /// With `TANDEM_QTRACE` set, one line on standard error per packet a switch port takes (`Q`)
+    /// or drops (`D`), in the shape of `bench/ns3/scenario.cc`'s `NS3_QTRACE` lines: time in
+    /// ns, source and destination (node numbers: the hosts' link order in an exported ns-3
+    /// spec), payload, packets waiting before it, TCP flags, sequence and acknowledgment numbers
+    /// (absolute: each connection's own ISN), ports, the switch port, SACK blocks.
+    /// `bench/ns3-first-difference.py` sets the two side by side.
+    #[cold]
+    #[inline(never)]
+    fn qtrace(&self, node: NodeId, port: u16, pkt: PacketId, waiting: u32, dropped: bool) {
+        let x = self.pool.get(pkt);
+        let sack: String = x.sack_blocks().iter().map(|(a, b)| format!(" {a}-{b}")).collect();
+        eprintln!(
+            "{} {} h{}>h{} len {} waiting {} flags {} seq {} ack {} ports {}>{} at {}:{}{}",
+            self.now / 1000,
+            if dropped { "D" } else { "Q" },
+            x.src.0,
+            x.dst.0,
+            x.payload,
+            waiting,
+            x.flags.0,
+            x.seq,
+            x.ack,
+            x.src_port,
+            x.dst_port,
+            node.0,
+            port,
+            if sack.is_empty() {
+                String::new()
+            } else {
+                format!(" sack{sack}")
+            }
+        );
     }
 
     fn check_level(&mut self, node: NodeId, port: u16) {

@@ -2,6 +2,7 @@
 
 use super::cc::{new_congestion_control, AckInfo, CongestionControl};
 use super::intervals::IntervalSet;
+use super::items::ItemStarts;
 use super::seq::{initial_seq, to_wire, unwrap_seq};
 use super::{FailReason, FlowIds, SynOptions, TcpEvent, TcpInput, TcpOutput, TcpStats};
 use crate::config::{CcAlgo, DelayedAck, TcpConfig, TcpFlavor};
@@ -138,6 +139,13 @@ pub struct TcpEndpoint {
     /// congestion control (`m_bytesAckedNotProcessed`).
     acked_rem: u32,
     scoreboard: IntervalSet,
+    /// [`TcpFlavor::Ns3`]: where each item of ns-3's send buffer (`TcpTxBuffer`) starts, from
+    /// SND.UNA to the highest data byte sent. A segment of new data is one item; a
+    /// retransmission carves its range into one item, merging or splitting what was there; a
+    /// SACK block marks only the items it covers whole, and a retransmission takes a second
+    /// item along only if it is neither SACKed nor of another loss state. `None` in the
+    /// other flavour (and boxed: the like-for-like flavour's alone, off the endpoint's size).
+    items: Option<Box<ItemStarts>>,
     /// RFC 6675 HighRxt (exclusive end of the highest retransmission).
     high_rxt: u64,
     /// SACKed bytes in [snd_una, high_rxt).
@@ -297,6 +305,7 @@ impl TcpEndpoint {
             in_loss: false,
             acked_rem: 0,
             scoreboard: IntervalSet::new(),
+            items: (cfg.flavor == TcpFlavor::Ns3).then(Box::default),
             high_rxt: 0,
             sacked_below_rxt: 0,
             rxt_sacked: IntervalSet::new(),
@@ -867,6 +876,7 @@ impl TcpEndpoint {
                 if self.fin_with_data && r == self.data_end() && self.snd_max == r + 1 {
                     r += 1;
                 }
+                let (l, r) = self.ns3_whole_items(l, r);
                 if l < r {
                     newly_sacked += self.sack_insert(l, r);
                 }
@@ -1407,6 +1417,13 @@ impl TcpEndpoint {
     }
 
     fn sack_trim(&mut self, una: u64) {
+        let keep = una < self.data_end() && una < self.snd_max;
+        if let Some(items) = self.items.as_deref_mut() {
+            // ns-3's `DiscardUpTo`: items below SND.UNA go, one it cuts starts at SND.UNA.
+            if items.remove_below(una) && keep {
+                items.insert(una);
+            }
+        }
         let h = self.high_rxt;
         let mut below = 0;
         self.scoreboard.remove_below(una, |a, b| {
@@ -1696,10 +1713,82 @@ impl TcpEndpoint {
     fn seg_end(&self, s: u64, cap: u64) -> u64 {
         let de = self.data_end();
         let mut e = s.saturating_add(self.mss).min(cap).min(de).max(s);
+        if s < self.snd_max.min(de) {
+            e = e.min(self.ns3_rxt_end(s));
+        }
         if e == de && self.fin_queued && cap > de {
             e = de + 1;
         }
         e
+    }
+
+    /// [`TcpFlavor::Ns3`]: how far a retransmission starting at `s` may reach by ns-3's
+    /// `TcpTxBuffer::GetTransmittedSegment`: from the start of an item, that item and the next
+    /// if the next is neither SACKed nor of another loss state, else that item alone; from
+    /// inside an item, anywhere; never past the data sent (`CopyFromSequence` returns the
+    /// part already sent of a range that runs into new data).
+    fn ns3_rxt_end(&self, s: u64) -> u64 {
+        let sent = self.snd_max.min(self.data_end());
+        let Some(items) = self.items.as_deref().filter(|i| !i.is_empty()) else {
+            return u64::MAX;
+        };
+        if !items.contains(s) {
+            return sent;
+        }
+        let next = |x: u64| items.next_after(x).unwrap_or(sent).min(sent);
+        let b1 = next(s);
+        if b1 >= sent {
+            return sent;
+        }
+        let lost = |x: u64| x < self.lost_boundary;
+        let next_sacked = self.scoreboard.containing(b1).is_some();
+        if !next_sacked && lost(s) == lost(b1) {
+            next(b1)
+        } else {
+            b1
+        }
+    }
+
+    /// [`TcpFlavor::Ns3`]: the part of SACK block `[l, r)` made of whole items (ns-3's
+    /// `TcpTxBuffer::Update` marks an item only if the block covers all of it); the block
+    /// itself in the other flavour.
+    fn ns3_whole_items(&self, l: u64, r: u64) -> (u64, u64) {
+        let Some(items) = self.items.as_deref().filter(|i| !i.is_empty()) else {
+            return (l, r);
+        };
+        let sent = self.snd_max.min(self.data_end());
+        let l = items.first_at_or_after(l).unwrap_or(sent).max(l);
+        let r = if r >= sent {
+            r
+        } else {
+            items.last_at_or_before(r).unwrap_or(l)
+        };
+        (l, r)
+    }
+
+    /// [`TcpFlavor::Ns3`]: sending `[s, e)` makes it one item of the send buffer (new data
+    /// appends one; a retransmission merges or splits what it covers).
+    fn ns3_note_items(&mut self, s: u64, e: u64) {
+        let de = self.data_end();
+        let sent = self.snd_max.min(de);
+        let Some(items) = self.items.as_deref_mut() else {
+            return;
+        };
+        let e = e.min(de);
+        if s >= e {
+            return;
+        }
+        if s >= sent {
+            items.insert(s);
+            return;
+        }
+        items.remove_between(s, e);
+        items.insert(s);
+        if e < sent {
+            items.insert(e);
+        } else if e > sent {
+            items.insert(sent);
+        }
     }
 
     fn needs_persist(&self) -> bool {
@@ -2030,6 +2119,7 @@ impl TcpEndpoint {
 
     /// Transmits sequence range [s, e) (data, and the FIN if `e` passes the data end).
     fn emit_range(&mut self, now: Time, s: u64, e: u64, out: &mut TcpOutput) {
+        self.ns3_note_items(s, e);
         let de = self.data_end();
         let payload = e.min(de).saturating_sub(s);
         let fin = e > de && self.fin_queued;

@@ -72,6 +72,7 @@
 mod cc;
 mod endpoint;
 mod intervals;
+mod items;
 mod seq;
 #[cfg(test)]
 mod tests;

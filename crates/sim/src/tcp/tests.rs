@@ -2658,3 +2658,63 @@ fn ns3_ignores_a_resent_synack_once_established() {
         assert_eq!(out.packets.len(), answers, "{flavor:?}");
     }
 }
+
+#[test]
+fn ns3_sacks_only_whole_items_of_its_send_buffer() {
+    // Ten segments out, each an item of ns-3's send buffer. A SACK block from inside segment 1
+    // to inside segment 2 covers no item whole: ns-3 3.37 (`TcpTxBuffer::Update`) marks
+    // nothing, so the ACK SACKs nothing new and is no duplicate; RFC 6675 (Linux flavour)
+    // counts every byte. Grown to the end of segment 2, the block covers segment 2 whole.
+    for (flavor, dups) in [(TcpFlavor::Ns3, [0, 1]), (TcpFlavor::Linux, [1, 2])] {
+        let (mut c, mut out) = sending_client(flavor, 10, 10 * MSS);
+        out.clear();
+        c.on_packet(1_000, &client_ack(seg(0), Some((seg(1) + 100, seg(2) + 100))), &mut out);
+        assert_eq!(c.stats().dupacks_received, dups[0], "{flavor:?}");
+        c.on_packet(1_001, &client_ack(seg(0), Some((seg(1) + 100, seg(3)))), &mut out);
+        assert_eq!(c.stats().dupacks_received, dups[1], "{flavor:?}");
+    }
+}
+
+#[test]
+fn ns3_retransmits_by_the_items_it_sent() {
+    // The application writes a segment and 488 bytes, 488 bytes more, then six segments:
+    // ns-3 sends them as it got them (items of 1448, 488, 488, 1448, ...). Everything from
+    // the first short item to the three SACKed items above is lost. ns-3 3.37
+    // (`GetTransmittedSegment`) resends from an item's start that item and at most the next
+    // (if unSACKed and lost too): the two short items together, 976 bytes, then the full
+    // item alone, as the one after it is SACKed. RFC 6675 (Linux flavour) resends a full
+    // segment from the hole's start.
+    for (flavor, want) in [
+        (TcpFlavor::Ns3, vec![(seg(1), 976), (seg(1) + 976, MSS)]),
+        (TcpFlavor::Linux, vec![(seg(1), MSS), (seg(1) + MSS, 976)]),
+    ] {
+        let cfg = TcpConfig {
+            init_cwnd: 10,
+            flavor,
+            ..TcpConfig::default()
+        };
+        let (mut c, _s, mut out) = pair(cfg);
+        c.send(50, MSS + 488, &mut out);
+        c.send(55, 488, &mut out);
+        c.send(60, 6 * MSS, &mut out);
+        let sizes: Vec<u32> = out
+            .packets
+            .iter()
+            .filter(|p| p.payload > 0)
+            .map(|p| p.payload)
+            .collect();
+        assert_eq!(&sizes[..4], &[MSS as u32, 488, 488, MSS as u32], "{flavor:?}");
+        out.clear();
+        let top = seg(1) + 976 + MSS;
+        let sacked = (top, top + 3 * MSS);
+        c.on_packet(1_000, &client_ack(seg(1), Some(sacked)), &mut out);
+        c.on_packet(1_001, &client_ack(seg(1), Some(sacked)), &mut out);
+        let rxt: Vec<(u64, u64)> = out
+            .packets
+            .iter()
+            .filter(|p| p.payload > 0 && u64::from(p.seq) - 1000 < top)
+            .map(|p| (u64::from(p.seq) - 1000, u64::from(p.payload)))
+            .collect();
+        assert_eq!(rxt, want, "{flavor:?}");
+    }
+}
