@@ -888,12 +888,12 @@ impl TcpEndpoint {
         if acked > 0 {
             self.snd_una = ack;
             self.snd_nxt = self.snd_nxt.max(ack);
-            self.sack_trim(ack);
+            let whole_items = self.sack_trim(ack);
             self.rtt_on_ack(now, pkt, ack, prior_una);
             self.backoff = 0;
             self.consecutive_timeouts = 0;
             if self.reno() {
-                self.reno_discard(acked);
+                self.reno_discard(acked, whole_items);
             }
         }
         // RFC 5681 §2 (a)-(d); with SACK, RFC 6675 §2/§5: an ACK that SACKs new data is a
@@ -1416,13 +1416,18 @@ impl TcpEndpoint {
         n
     }
 
-    fn sack_trim(&mut self, una: u64) {
+    /// Forgets what lies below SND.UNA; returns the send buffer's items it took whole
+    /// ([`TcpFlavor::Ns3`]; 0 otherwise).
+    fn sack_trim(&mut self, una: u64) -> u64 {
+        let mut whole_items = 0;
         let keep = una < self.data_end() && una < self.snd_max;
         if let Some(items) = self.items.as_deref_mut() {
             // ns-3's `DiscardUpTo`: items below SND.UNA go, one it cuts starts at SND.UNA.
-            if items.remove_below(una) && keep {
+            let (cut, whole) = items.remove_below(una);
+            if cut && keep {
                 items.insert(una);
             }
+            whole_items = whole as u64;
         }
         let h = self.high_rxt;
         let mut below = 0;
@@ -1437,6 +1442,7 @@ impl TcpEndpoint {
             self.high_rxt = una;
             self.sacked_below_rxt = 0;
         }
+        whole_items
     }
 
     /// SACKed bytes below `x` (the scoreboard holds only blocks above SND.UNA).
@@ -1871,10 +1877,29 @@ impl TcpEndpoint {
 
     /// Segments outstanding, as ns-3's items (full segments, the last maybe short).
     fn reno_items(&self) -> u64 {
+        if let Some(items) = self.items.as_deref().filter(|i| !i.is_empty()) {
+            return items.len() as u64;
+        }
         self.snd_max
             .min(self.data_end())
             .saturating_sub(self.snd_una)
             .div_ceil(self.mss)
+    }
+
+    /// ns-3's items' bytes: the head (item 0) and the `k` items after it (`None` without
+    /// items: whole segments are assumed).
+    fn reno_item_bytes(&self, k: u64) -> Option<(u64, u64)> {
+        let items = self.items.as_deref().filter(|i| !i.is_empty())?;
+        let sent = self.snd_max.min(self.data_end());
+        let start = |i: u64| {
+            usize::try_from(i)
+                .ok()
+                .and_then(|i| items.get(i))
+                .unwrap_or(sent)
+                .min(sent)
+        };
+        let (h0, h1) = (start(0).max(self.snd_una), start(1));
+        Some((h1.saturating_sub(h0), start(k + 1).saturating_sub(h1)))
     }
 
     /// `AddRenoSack`: the first segment after the head not yet guessed arrived is.
@@ -1901,12 +1926,17 @@ impl TcpEndpoint {
         }
     }
 
-    /// `TcpTxBuffer::DiscardUpTo` after `acked` bytes: the segments acknowledged leave (the
+    /// `TcpTxBuffer::DiscardUpTo` after `acked` bytes, `whole_items` of the send buffer's items
+    /// whole (counted as full segments where no items are kept): the items acknowledged leave (the
     /// guessed ones among them); if the new head was guessed arrived, ns-3 takes the guess
     /// back, guesses the next segment instead, and marks the head lost, so `SendPendingData`
     /// resends it (NextSeg rule 1), lost or not.
-    fn reno_discard(&mut self, acked: u64) {
-        let items = acked / self.mss;
+    fn reno_discard(&mut self, acked: u64, whole_items: u64) {
+        let items = if self.items.is_some() {
+            whole_items
+        } else {
+            acked / self.mss
+        };
         if items == 0 {
             return;
         }
@@ -1925,8 +1955,13 @@ impl TcpEndpoint {
     /// segments and a lost head not yet resent.
     fn reno_pipe(&self) -> u64 {
         let out = self.snd_max - self.snd_una;
-        let head = out.min(self.mss);
-        let sacked = (u64::from(self.reno_sacked) * self.mss).min(out - head);
+        let (head, sacked) = match self.reno_item_bytes(u64::from(self.reno_sacked)) {
+            Some((head, sacked)) => (head.min(out), sacked.min(out - head.min(out))),
+            None => {
+                let head = out.min(self.mss);
+                (head, (u64::from(self.reno_sacked) * self.mss).min(out - head))
+            }
+        };
         let lost = if self.reno_head_lost && !self.reno_head_resent {
             head
         } else {

@@ -61,13 +61,24 @@ impl ItemStarts {
         i.checked_sub(1).and_then(|i| self.starts.get(i).copied())
     }
 
+    /// Items held.
+    pub(crate) fn len(&self) -> usize {
+        self.starts.len()
+    }
+
+    /// The start of the `i`-th item (from 0, the lowest).
+    pub(crate) fn get(&self, i: usize) -> Option<u64> {
+        self.starts.get(i).copied()
+    }
+
     /// Drops the starts below `x`; returns whether one of them began an item that runs past
-    /// `x` (that is, `x` cuts an item), in which case the caller makes `x` a start.
-    pub(crate) fn remove_below(&mut self, x: u64) -> bool {
+    /// `x` (that is, `x` cuts an item), in which case the caller makes `x` a start, and how
+    /// many items end at or below `x` (gone whole).
+    pub(crate) fn remove_below(&mut self, x: u64) -> (bool, usize) {
         let i = self.starts.partition_point(|&b| b < x);
         let cut = i > 0 && self.starts.get(i) != Some(&x);
         self.starts.drain(..i);
-        cut
+        (cut, i - usize::from(cut))
     }
 }
 
@@ -91,10 +102,14 @@ mod tests {
         s.remove_between(1449, 4345);
         assert_eq!(s.next_after(1449), Some(4345));
         // Cutting an item: its start goes and the caller's offset replaces it.
-        assert!(s.remove_below(1500));
+        assert_eq!(s.remove_below(1500), (true, 1));
         assert_eq!(s.first_at_or_after(0), Some(4345));
-        assert!(!s.remove_below(4345));
+        assert_eq!((s.len(), s.get(0)), (1, Some(4345)));
+        assert_eq!(s.remove_below(4345), (false, 0));
         assert!(s.contains(4345));
+        s.insert(5000);
+        s.insert(6000);
+        assert_eq!(s.remove_below(6000), (false, 2));
         s.remove_below(u64::MAX);
         assert!(s.is_empty());
     }
