@@ -1050,8 +1050,9 @@ impl TcpEndpoint {
                     // ns-3 skips the head only when it is a whole segment already resent
                     // (`IsRetransmittedDataAcked(ack + segSize)` looks for a retransmitted
                     // item ending one segment above the ACK): a short last segment goes again.
-                    let head_resent =
-                        self.high_rxt > self.snd_una && self.data_end().saturating_sub(self.snd_una) >= self.mss;
+                    let head_resent = self.ns3_item_resent_ending_at(self.snd_una + self.mss).unwrap_or(
+                        self.high_rxt > self.snd_una && self.data_end().saturating_sub(self.snd_una) >= self.mss,
+                    );
                     if acked > 0 && ns3 && !self.cwr_repair && !head_resent {
                         self.partial_ack_retransmit(now, out);
                     }
@@ -1753,6 +1754,20 @@ impl TcpEndpoint {
         } else {
             b1
         }
+    }
+
+    /// [`TcpFlavor::Ns3`]: whether an item of the send buffer ends at `x`, was retransmitted
+    /// and is not SACKed (`TcpTxBuffer::IsRetransmittedDataAcked`); `None` without items.
+    fn ns3_item_resent_ending_at(&self, x: u64) -> Option<bool> {
+        let items = self.items.as_deref().filter(|i| !i.is_empty())?;
+        let sent = self.snd_max.min(self.data_end());
+        if x != sent && !items.contains(x) {
+            return Some(false);
+        }
+        let Some(b) = items.last_at_or_before(x.saturating_sub(1)) else {
+            return Some(false);
+        };
+        Some(b < x && b < self.high_rxt && self.scoreboard.containing(b).is_none())
     }
 
     /// [`TcpFlavor::Ns3`]: the part of SACK block `[l, r)` made of whole items (ns-3's
