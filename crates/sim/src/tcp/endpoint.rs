@@ -1047,9 +1047,9 @@ impl TcpEndpoint {
                         self.detect_lost_rxt();
                     }
                     self.compute_pipe();
-                    // ns-3 skips the head only when it is a whole segment already resent
-                    // (`IsRetransmittedDataAcked(ack + segSize)` looks for a retransmitted
-                    // item ending one segment above the ACK): a short last segment goes again.
+                    // ns-3 skips the head only when `IsRetransmittedDataAcked(ack + segSize)`
+                    // finds a retransmitted, unSACKed item ending one segment above the ACK,
+                    // which the items answer; without them, a whole segment already resent.
                     let head_resent = self.ns3_item_resent_ending_at(self.snd_una + self.mss).unwrap_or(
                         self.high_rxt > self.snd_una && self.data_end().saturating_sub(self.snd_una) >= self.mss,
                     );
@@ -1720,7 +1720,7 @@ impl TcpEndpoint {
     fn seg_end(&self, s: u64, cap: u64) -> u64 {
         let de = self.data_end();
         let mut e = s.saturating_add(self.mss).min(cap).min(de).max(s);
-        if s < self.snd_max.min(de) {
+        if s < self.data_sent_end() {
             e = e.min(self.ns3_rxt_end(s));
         }
         if e == de && self.fin_queued && cap > de {
@@ -1729,14 +1729,24 @@ impl TcpEndpoint {
         e
     }
 
+    /// [`TcpFlavor::Ns3`]: ns-3's send-buffer items, while any data is outstanding.
+    fn ns3_items(&self) -> Option<&ItemStarts> {
+        self.items.as_deref().filter(|i| !i.is_empty())
+    }
+
+    /// Offset one past the highest data byte sent (the FIN not counted).
+    fn data_sent_end(&self) -> u64 {
+        self.snd_max.min(self.data_end())
+    }
+
     /// [`TcpFlavor::Ns3`]: how far a retransmission starting at `s` may reach by ns-3's
     /// `TcpTxBuffer::GetTransmittedSegment`: from the start of an item, that item and the next
     /// if the next is neither SACKed nor of another loss state, else that item alone; from
     /// inside an item, anywhere; never past the data sent (`CopyFromSequence` returns the
     /// part already sent of a range that runs into new data).
     fn ns3_rxt_end(&self, s: u64) -> u64 {
-        let sent = self.snd_max.min(self.data_end());
-        let Some(items) = self.items.as_deref().filter(|i| !i.is_empty()) else {
+        let sent = self.data_sent_end();
+        let Some(items) = self.ns3_items() else {
             return u64::MAX;
         };
         if !items.contains(s) {
@@ -1759,8 +1769,8 @@ impl TcpEndpoint {
     /// [`TcpFlavor::Ns3`]: whether an item of the send buffer ends at `x`, was retransmitted
     /// and is not SACKed (`TcpTxBuffer::IsRetransmittedDataAcked`); `None` without items.
     fn ns3_item_resent_ending_at(&self, x: u64) -> Option<bool> {
-        let items = self.items.as_deref().filter(|i| !i.is_empty())?;
-        let sent = self.snd_max.min(self.data_end());
+        let items = self.ns3_items()?;
+        let sent = self.data_sent_end();
         if x != sent && !items.contains(x) {
             return Some(false);
         }
@@ -1774,10 +1784,10 @@ impl TcpEndpoint {
     /// `TcpTxBuffer::Update` marks an item only if the block covers all of it); the block
     /// itself in the other flavour.
     fn ns3_whole_items(&self, l: u64, r: u64) -> (u64, u64) {
-        let Some(items) = self.items.as_deref().filter(|i| !i.is_empty()) else {
+        let Some(items) = self.ns3_items() else {
             return (l, r);
         };
-        let sent = self.snd_max.min(self.data_end());
+        let sent = self.data_sent_end();
         let l = items.first_at_or_after(l).unwrap_or(sent).max(l);
         let r = if r >= sent {
             r
@@ -1791,7 +1801,7 @@ impl TcpEndpoint {
     /// appends one; a retransmission merges or splits what it covers).
     fn ns3_note_items(&mut self, s: u64, e: u64) {
         let de = self.data_end();
-        let sent = self.snd_max.min(de);
+        let sent = self.data_sent_end();
         let Some(items) = self.items.as_deref_mut() else {
             return;
         };
@@ -1892,7 +1902,7 @@ impl TcpEndpoint {
 
     /// Segments outstanding, as ns-3's items (full segments, the last maybe short).
     fn reno_items(&self) -> u64 {
-        if let Some(items) = self.items.as_deref().filter(|i| !i.is_empty()) {
+        if let Some(items) = self.ns3_items() {
             return items.len() as u64;
         }
         self.snd_max
@@ -1904,8 +1914,8 @@ impl TcpEndpoint {
     /// ns-3's items' bytes: the head (item 0) and the `k` items after it (`None` without
     /// items: whole segments are assumed).
     fn reno_item_bytes(&self, k: u64) -> Option<(u64, u64)> {
-        let items = self.items.as_deref().filter(|i| !i.is_empty())?;
-        let sent = self.snd_max.min(self.data_end());
+        let items = self.ns3_items()?;
+        let sent = self.data_sent_end();
         let start = |i: u64| {
             usize::try_from(i)
                 .ok()
