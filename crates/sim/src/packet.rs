@@ -28,8 +28,9 @@ pub enum Proto {
     Udp,
 }
 
-/// Most SACK blocks a simulated segment carries (as Linux with timestamps on).
-pub const MAX_SACK: usize = 3;
+/// Most SACK blocks a simulated segment carries: four, as Linux and ns-3 send without the
+/// timestamp option (three with it).
+pub const MAX_SACK: usize = 4;
 
 /// Bytes of header below the transport: Ethernet II (14) + IPv4 without options (20).
 pub const L2_L3_HEADER: u32 = 14 + 20;
@@ -43,8 +44,6 @@ pub const UDP_HEADER: u32 = 8;
 pub struct Packet {
     /// When the sending host created it (for one-way delay statistics).
     pub created: Time,
-    /// TCP timestamp value: the sender's clock when sent (0 = no timestamp option).
-    pub ts_val: Time,
     /// TCP timestamp echo reply.
     pub ts_ecr: Time,
     /// Flow this packet belongs to.
@@ -76,15 +75,28 @@ pub struct Packet {
     pub ecn: Ecn,
     /// Traffic class (0 is the highest strict priority); selects the egress queue.
     pub class: u8,
+    /// Carries the TCP timestamp option. Its value (TSval) is the sender's clock when it built
+    /// the segment, which is `created`: see [`Packet::ts_val`].
+    pub ts: bool,
     /// Number of valid entries in `sack`.
     pub sack_len: u8,
-    /// SACK blocks (left edge, right edge), most recent first.
+    /// SACK blocks (left edge, right edge), most recent first. Four fit in the 40 bytes of TCP
+    /// options without timestamps, three beside them (RFC 2018 §3).
     pub sack: [(u32, u32); MAX_SACK],
     /// Free for switch models (a redirect marker, a parked-payload id); hosts leave it alone.
     pub tag: u32,
 }
 
 impl Packet {
+    /// The TCP timestamp value: `created` with the option, 0 without (a segment built at
+    /// time 0 reads as one without; stacks treat a TSval of 0 as no option).
+    pub fn ts_val(&self) -> Time {
+        if self.ts {
+            self.created
+        } else {
+            0
+        }
+    }
     /// The SACK blocks in use.
     pub fn sack_blocks(&self) -> &[(u32, u32)] {
         &self.sack[..usize::from(self.sack_len).min(MAX_SACK)]

@@ -49,7 +49,8 @@ pub fn frame_bytes(p: &Packet, buf: &mut Vec<u8>) {
                 ack: p.ack,
                 flags: p.flags,
                 window: (p.window >> 7).min(u32::from(u16::MAX)) as u16,
-                timestamps: (p.ts_val != 0).then_some(((p.ts_val / 1_000_000) as u32, (p.ts_ecr / 1_000_000) as u32)),
+                timestamps: (p.ts_val() != 0)
+                    .then_some(((p.ts_val() / 1_000_000) as u32, (p.ts_ecr / 1_000_000) as u32)),
                 payload_len: p.payload as usize,
                 ..TcpRepr::default()
             };

@@ -29,6 +29,11 @@ const SYN_WINDOW: u32 = 65_535;
 const TS_OPTION: u32 = 10;
 /// Most option bytes a TCP header holds.
 const MAX_OPTIONS: u32 = 40;
+/// SACK blocks the Linux-flavoured receiver remembers as recently reported (RFC 2018 §4): three,
+/// the most a segment with timestamps carries. Linux keeps four (`TCP_NUM_SACKS`), so when its
+/// first blocks merge a fourth it still remembers can come back into the list where ours falls
+/// back to the lowest ranges held: a known difference (docs/sim/validation.md, "Open gaps").
+const SACK_RECENT: usize = 3;
 /// Bytes the validation's ns-3 program writes into a socket at a time (`SendSize` of its
 /// `BulkSendApplication`, `bench/ns3/scenario.cc`), which the [`TcpFlavor::Ns3`] sender's
 /// buffer follows.
@@ -213,7 +218,7 @@ pub struct TcpEndpoint {
     rcv_nxt: u64,
     ooo: IntervalSet,
     /// Points inside recently reported SACK blocks, most recent first (RFC 2018 §4).
-    sack_recent: [u64; MAX_SACK],
+    sack_recent: [u64; SACK_RECENT],
     /// [`TcpFlavor::Ns3`] receiver: ns-3 3.37's SACK list (`TcpRxBuffer::m_sackList`), most
     /// recent first, at most four blocks; see [`TcpEndpoint::ns3_sack_arrival`].
     ns3_sack: [(u64, u64); 4],
@@ -336,7 +341,7 @@ impl TcpEndpoint {
             irs: 0,
             rcv_nxt: 0,
             ooo: IntervalSet::new(),
-            sack_recent: [0; MAX_SACK],
+            sack_recent: [0; SACK_RECENT],
             ns3_sack: [(0, 0); 4],
             ns3_sack_len: 0,
             sack_recent_len: 0,
@@ -400,12 +405,12 @@ impl TcpEndpoint {
         let opts = SynOptions::from_packet(syn).unwrap_or(SynOptions {
             mss: DEFAULT_MSS,
             sack_permitted: false,
-            timestamps: syn.ts_val != 0,
+            timestamps: syn.ts_val() != 0,
             window_scale: None,
         });
         ep.negotiate(&opts);
         ep.ecn_ok = ep.ecn_wanted && syn.has(Flags::ECE) && syn.has(Flags::CWR);
-        ep.ts_recent = syn.ts_val;
+        ep.ts_recent = syn.ts_val();
         ep.snd_wnd = u64::from(syn.window);
         ep.max_snd_wnd = ep.snd_wnd;
         ep.timed = Some((1, now));
@@ -643,7 +648,7 @@ impl TcpEndpoint {
         let mut p = self.base_packet(now, 0, flags);
         p.window = self.cfg.rcv_buf.min(SYN_WINDOW);
         if self.cfg.timestamps {
-            p.ts_val = now;
+            p.ts = true;
         }
         opts.write(&mut p);
         p.size = L2_L3_HEADER + TCP_HEADER + opts.wire_len(self.cfg.flavor);
@@ -667,7 +672,7 @@ impl TcpEndpoint {
         p.window = self.cfg.rcv_buf.min(SYN_WINDOW);
         self.rcv_adv = self.rcv_nxt + u64::from(p.window);
         if self.ts_ok {
-            p.ts_val = now;
+            p.ts = true;
             p.ts_ecr = self.ts_recent;
         }
         opts.write(&mut p);
@@ -719,12 +724,12 @@ impl TcpEndpoint {
         let opts = SynOptions::from_packet(pkt).unwrap_or(SynOptions {
             mss: DEFAULT_MSS,
             sack_permitted: false,
-            timestamps: pkt.ts_val != 0,
+            timestamps: pkt.ts_val() != 0,
             window_scale: None,
         });
         self.negotiate(&opts);
         self.ecn_ok = self.ecn_wanted && pkt.has(Flags::ECE) && !pkt.has(Flags::CWR);
-        self.ts_recent = pkt.ts_val;
+        self.ts_recent = pkt.ts_val();
         self.snd_una = 1;
         self.snd_wnd = u64::from(pkt.window);
         self.max_snd_wnd = self.snd_wnd;
@@ -984,7 +989,12 @@ impl TcpEndpoint {
                 } else {
                     self.sack_ok && self.lost_boundary > self.snd_una
                 };
-                if (self.dupacks >= dt || lost) && self.snd_una >= self.recover && self.snd_max > self.snd_una {
+                // ns-3 3.37 asks both questions only in `DupAck`, that is for a duplicate ACK
+                // (with SACK: one that SACKs new data); an ACK that SACKs nothing new, after a
+                // recovery ended with SACK information left over, enters none.
+                let asked = is_dup || !ns3;
+                if asked && (self.dupacks >= dt || lost) && self.snd_una >= self.recover && self.snd_max > self.snd_una
+                {
                     if ns3 && self.in_cwr && self.sack_ok {
                         self.start_cwr_repair();
                     } else {
@@ -2318,10 +2328,8 @@ impl TcpEndpoint {
                 self.ce_unechoed = false;
             }
             if self.sack_ok && !self.ooo.is_empty() {
-                // Kind and length, then 8 bytes a block (3 blocks fit with timestamps, 4
-                // without, in either layout; the packet record carries at most `MAX_SACK`,
-                // 3, so a fourth is never sent: a known difference from Linux and ns-3
-                // without timestamps, docs/sim/validation.md).
+                // Kind and length, then 8 bytes a block: 3 blocks fit with timestamps, 4
+                // (`MAX_SACK`) without, in either layout, and Linux and ns-3 send as many.
                 let lead = nops + 2;
                 let n = self.fill_sack(&mut p, ((MAX_OPTIONS - options - lead) / 8) as usize);
                 if n > 0 {
@@ -2338,7 +2346,7 @@ impl TcpEndpoint {
         p.window = wnd;
         self.rcv_adv = self.rcv_adv.max(self.rcv_nxt + u64::from(wnd));
         if self.ts_ok {
-            p.ts_val = now;
+            p.ts = true;
             p.ts_ecr = self.ts_recent;
         }
         p.size = L2_L3_HEADER + TCP_HEADER + options.next_multiple_of(4) + payload;
@@ -2431,13 +2439,13 @@ impl TcpEndpoint {
 
     fn note_sack_arrival(&mut self, x: u64) {
         let Some(cur) = self.ooo.containing(x) else { return };
-        let mut list = [0u64; MAX_SACK];
-        let mut seen = [(0u64, 0u64); MAX_SACK];
+        let mut list = [0u64; SACK_RECENT];
+        let mut seen = [(0u64, 0u64); SACK_RECENT];
         list[0] = x;
         seen[0] = cur;
         let mut n = 1;
         for &y in &self.sack_recent[..self.sack_recent_len] {
-            if n == MAX_SACK {
+            if n == SACK_RECENT {
                 break;
             }
             if let Some(iv) = self.ooo.containing(y) {
@@ -2475,8 +2483,8 @@ impl TcpEndpoint {
             self.stats.ecn_marks_received += 1;
         }
         // RFC 7323 §4.3: TS.Recent from segments that start at or before Last.ACK.sent.
-        if self.ts_ok && pkt.ts_val != 0 && seq <= self.last_ack_sent && pkt.ts_val >= self.ts_recent {
-            self.ts_recent = pkt.ts_val;
+        if self.ts_ok && pkt.ts_val() != 0 && seq <= self.last_ack_sent && pkt.ts_val() >= self.ts_recent {
+            self.ts_recent = pkt.ts_val();
         }
         if self.ecn_ok {
             if self.dctcp && self.cfg.flavor == TcpFlavor::Ns3 {

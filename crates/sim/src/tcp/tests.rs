@@ -484,10 +484,10 @@ fn packet_fields_and_sizes() {
     let synack = net.sent.iter().find(|s| s.node == 1).unwrap().pkt;
     assert_eq!(synack.flags, Flags::SYN | Flags::ACK);
     assert_eq!(synack.ack, syn.seq.wrapping_add(1));
-    assert_eq!(synack.ts_ecr, syn.ts_val);
+    assert_eq!(synack.ts_ecr, syn.ts_val());
     for s in net.data_sent(0) {
         assert_eq!(s.pkt.size, L2_L3_HEADER + TCP_HEADER + 12 + s.pkt.payload);
-        assert_eq!(s.pkt.ts_val, s.at);
+        assert_eq!(s.pkt.ts_val(), s.at);
         assert_eq!(s.pkt.created, s.at);
         assert!(s.pkt.has(Flags::ACK));
         assert_eq!(s.pkt.ecn, Ecn::NotEct);
@@ -511,10 +511,10 @@ fn packet_fields_and_sizes() {
         no_drops(),
     );
     assert_eq!(net.sent[0].pkt.size, L2_L3_HEADER + TCP_HEADER + 8);
-    assert_eq!(net.sent[0].pkt.ts_val, 0);
+    assert_eq!(net.sent[0].pkt.ts_val(), 0);
     let d = net.data_sent(0).next().unwrap();
     assert_eq!(d.pkt.size, L2_L3_HEADER + TCP_HEADER + MSS as u32);
-    assert_eq!((d.pkt.ts_val, d.pkt.ts_ecr), (0, 0));
+    assert_eq!((d.pkt.ts_val(), d.pkt.ts_ecr), (0, 0));
     net.assert_complete();
 }
 
@@ -815,6 +815,46 @@ fn ns3_rule_3_resends_the_tail_above_the_highest_sack() {
 }
 
 #[test]
+fn ns3_enters_recovery_only_on_a_duplicate_ack() {
+    // ns-3 3.37 asks whether to enter fast recovery in `DupAck` only, which with SACK runs for
+    // an ACK that SACKs new data. After a recovery ends with SACK information left above the
+    // ACK (the two segments after the recovery point lost, the next three SACKed), an ACK that
+    // repeats those blocks enters no recovery, although IsLost(HighACK + segment) holds; the
+    // next one that SACKs more does.
+    let (mut c, mut out) = sending_client(TcpFlavor::Ns3, 20, 60 * MSS);
+    let highest = |out: &TcpOutput| out.packets.iter().map(|p| u64::from(p.seq - 1001) / MSS).max().unwrap();
+    for (t, top) in [(60, 2), (61, 3), (62, 4)] {
+        c.on_packet(t, &client_ack(seg(0), Some((seg(1), seg(top)))), &mut out);
+    }
+    assert_eq!(c.stats().fast_recoveries, 1);
+    // The recovery point: one past the highest segment sent so far (limited transmit included).
+    let rp = highest(&out) + 1;
+    c.on_packet(63, &client_ack(seg(0), Some((seg(1), seg(rp)))), &mut out);
+    assert!(highest(&out) >= rp + 5, "new data beyond the recovery point went out");
+    let ack = |b| {
+        let mut a = client_ack(seg(rp), None);
+        a.sack[0] = (1000 + seg(rp + 2) as u32, 1000 + seg(b) as u32);
+        a.sack_len = 1;
+        a
+    };
+    // Segment 0's retransmission arrives: the ACK reaches the recovery point, which ends it.
+    c.on_packet(70, &ack(rp + 5), &mut out);
+    assert_eq!(c.stats().fast_recoveries, 1);
+    c.on_packet(71, &ack(rp + 5), &mut out);
+    assert_eq!(
+        c.stats().fast_recoveries,
+        1,
+        "nothing new SACKed: no DupAck, no recovery"
+    );
+    c.on_packet(72, &ack(rp + 6), &mut out);
+    assert_eq!(
+        c.stats().fast_recoveries,
+        2,
+        "a duplicate ACK, and segment rp + 1 is lost"
+    );
+}
+
+#[test]
 fn ns3_partial_ack_sends_one_segment_beyond_cwnd() {
     // ns-3 3.37 answers a partial ACK whose next segment has not been retransmitted with one
     // retransmission whatever cwnd and pipe allow (ProcessAck -> DoRetransmit); RFC 6675, our
@@ -996,7 +1036,8 @@ fn ns3_takes_no_rtt_sample_from_a_retransmission_even_with_timestamps() {
         c.on_timer(rto_at, &mut out);
         assert_eq!(c.stats().data_timeouts, 1, "{flavor:?}");
         let mut a = client_ack(seg(2), None);
-        a.ts_val = 100;
+        a.ts = true;
+        a.created = 100;
         a.ts_ecr = rto_at;
         c.on_packet(rto_at + 5 * MS, &a, &mut out);
         assert_eq!(c.srtt() != srtt, sampled, "{flavor:?}: {srtt:?} -> {:?}", c.srtt());
@@ -1014,7 +1055,8 @@ fn ns3_samples_again_once_an_ack_covers_the_first_segment_after_a_timeout() {
     c.on_timer(rto_at, &mut out);
     let ack = |n: u64| {
         let mut a = client_ack(seg(n), None);
-        a.ts_val = 100;
+        a.ts = true;
+        a.created = 100;
         a.ts_ecr = rto_at;
         a
     };
@@ -1438,7 +1480,8 @@ fn data(off: u32, len: u32) -> Packet {
         flags: Flags::ACK,
         proto: Proto::Tcp,
         ecn: Ecn::Ect0,
-        ts_val: 100,
+        ts: true,
+        created: 100,
         ..Packet::default()
     }
 }
@@ -1531,6 +1574,44 @@ fn sack_blocks_report_the_most_recent_first() {
     s.on_packet(107, &data(0, m), &mut out);
     assert_eq!(out.packets.len(), 1);
     assert_eq!(s.stats().duplicate_arrivals, 1);
+}
+
+#[test]
+fn four_sack_blocks_fit_without_timestamps() {
+    // 40 bytes of options hold 4 SACK blocks (2 + 4 x 8 bytes, with two NOPs in Linux's layout,
+    // padded to 36 in ns-3's), or 3 beside the timestamps (RFC 2018 §3); both stacks send as
+    // many as fit.
+    let m = 1448;
+    for flavor in [TcpFlavor::Linux, TcpFlavor::Ns3] {
+        for timestamps in [false, true] {
+            let cfg = TcpConfig {
+                flavor,
+                timestamps,
+                ..TcpConfig::default()
+            };
+            let (_c, mut s, mut out) = pair(cfg);
+            let seg = |i: u32| Packet {
+                ts: timestamps,
+                ..data(i * m, m)
+            };
+            s.on_packet(99, &seg(0), &mut out);
+            for (t, i) in [(100, 2), (101, 4), (102, 6), (103, 8), (104, 10)] {
+                s.on_packet(t, &seg(i), &mut out);
+            }
+            let p = out.packets.pop().unwrap();
+            let n = if timestamps { 3 } else { 4 };
+            assert_eq!(p.sack_blocks().len(), n, "{flavor:?}, timestamps {timestamps}");
+            // The newest first.
+            assert_eq!(p.sack_blocks()[0], (1001 + 10 * m, 1001 + 11 * m));
+            let options = match (flavor, timestamps) {
+                (TcpFlavor::Linux, true) => 12 + 4 + 24,
+                (TcpFlavor::Linux, false) => 4 + 32,
+                (TcpFlavor::Ns3, true) => 10 + 2 + 24,
+                (TcpFlavor::Ns3, false) => (2 + 32_u32).next_multiple_of(4),
+            };
+            assert_eq!(p.size, L2_L3_HEADER + TCP_HEADER + options, "{flavor:?}");
+        }
+    }
 }
 
 /// A DCTCP receiver of this flavour that got one segment (ACKed at once, the first after the
@@ -1734,7 +1815,8 @@ fn zero_window_is_probed_and_reopens() {
     // The server advertises a zero window.
     let mut zero = client_ack(1, None);
     zero.window = 0;
-    zero.ts_val = 50;
+    zero.ts = true;
+    zero.created = 50;
     c.on_packet(50, &zero, &mut out);
     c.send(60, 10_000, &mut out);
     assert!(out.packets.is_empty());
@@ -1750,7 +1832,7 @@ fn zero_window_is_probed_and_reopens() {
     assert_eq!(answer.ack, 1001);
     // Window opens: data flows.
     zero.window = 1 << 20;
-    zero.ts_val = 60;
+    zero.created = 60;
     c.on_packet(t + 2, &zero, &mut out);
     assert_eq!(out.packets.len(), 7); // min(10 segments of cwnd, 10_000 bytes)
     assert!(out.packets.iter().all(|p| p.payload > 0));
@@ -1815,8 +1897,9 @@ fn rtt_estimator_follows_rfc6298() {
         window: 1 << 20,
         flags: Flags::ACK,
         proto: Proto::Tcp,
-        ts_val: 2000,
-        ts_ecr: seg.ts_val,
+        ts: true,
+        created: 2000,
+        ts_ecr: seg.ts_val(),
         ..Packet::default()
     };
     c.on_packet(1000 + 100 * US, &ack, &mut out);
@@ -1883,7 +1966,8 @@ fn arbitrary_packets_never_panic() {
                 flags: Flags((rng.next() % 512) as u16),
                 proto: Proto::Tcp,
                 ecn: Ecn::from_bits(rng.next() as u8),
-                ts_val: rng.next() % (now + 1),
+                ts: true,
+                created: rng.next() % (now + 1),
                 ts_ecr: rng.next() % (now + 1),
                 ..Packet::default()
             };
