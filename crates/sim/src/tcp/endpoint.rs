@@ -1843,7 +1843,11 @@ impl TcpEndpoint {
         if self.phase != Phase::Open {
             return;
         }
-        if self.recovery == Recovery::Sack {
+        if self.ns3_fin_wait_open() {
+            // ns-3 3.37's `SendPendingData` sends nothing in FIN_WAIT_1 while the congestion
+            // state is CA_OPEN ("FIN_WAIT and OPEN state; no data to transmit"): a segment
+            // that an ACK ending a recovery leaves lost waits for the retransmission timer.
+        } else if self.recovery == Recovery::Sack {
             self.send_sack_recovery(now, out);
         } else {
             if self.cfg.flavor == TcpFlavor::Ns3 && self.sack_ok {
@@ -1863,6 +1867,22 @@ impl TcpEndpoint {
         } else {
             self.persist_at = None;
         }
+    }
+
+    /// [`TcpFlavor::Ns3`]: ns-3's FIN_WAIT_1 (our FIN is out and not acknowledged, the peer's
+    /// not in) in CA_OPEN (no recovery, no timeout's loss state, no ECN reduction, no
+    /// duplicate ACK counted).
+    fn ns3_fin_wait_open(&self) -> bool {
+        self.cfg.flavor == TcpFlavor::Ns3
+            && self.fin_queued
+            && self.snd_max > self.data_end()
+            && self.snd_una <= self.data_end()
+            && !self.peer_fin
+            && self.recovery == Recovery::None
+            && !self.in_loss
+            && !self.in_cwr
+            && !self.cwr_repair
+            && self.dupacks == 0
     }
 
     /// [`TcpFlavor::Ns3`] outside loss recovery: ns-3 3.37's `SendPendingData` asks NextSeg in

@@ -855,6 +855,51 @@ fn ns3_enters_recovery_only_on_a_duplicate_ack() {
 }
 
 #[test]
+fn ns3_sends_nothing_in_fin_wait_1_while_open() {
+    // ns-3 3.37's `SendPendingData` sends nothing in FIN_WAIT_1 while the congestion state is
+    // CA_OPEN. Without SACK, a recovery entered before the FIN went out ends on an ACK that
+    // covers fewer segments than the duplicate ACKs guessed arrived: the new head, guessed
+    // arrived, is marked lost instead (`DiscardUpTo`), and ns-3 resends it only at the timeout.
+    let n = 40;
+    let cfg = TcpConfig {
+        flavor: TcpFlavor::Ns3,
+        sack: false,
+        ..TcpConfig::default()
+    };
+    let (mut c, _s, mut out) = pair(cfg);
+    c.send(50, n * MSS, &mut out);
+    c.close(50, &mut out);
+    let highest = |out: &TcpOutput| out.packets.iter().map(|p| u64::from(p.seq - 1001) / MSS).max().unwrap();
+    for t in 60..63 {
+        c.on_packet(t, &client_ack(seg(0), None), &mut out);
+    }
+    assert_eq!(c.stats().fast_recoveries, 1);
+    let rp = highest(&out) + 1;
+    // More duplicate ACKs, each guessed one more segment arrived, let the rest and the FIN out.
+    let mut t = 63;
+    while !out.packets.iter().any(|p| p.has(Flags::FIN)) {
+        c.on_packet(t, &client_ack(seg(0), None), &mut out);
+        t += 1;
+        assert!(t < 200, "the FIN never went out");
+    }
+    assert!(rp + 1 < n, "the recovery began before the FIN was sent");
+    out.clear();
+    // The ACK of the recovery point ends the recovery; guesses are left for the new head.
+    c.on_packet(t, &client_ack(seg(rp), None), &mut out);
+    assert!(
+        out.packets.iter().all(|p| p.payload == 0),
+        "nothing resent in FIN_WAIT_1 and CA_OPEN"
+    );
+    // The retransmission timer resends the head.
+    let rto = c.next_timer().unwrap();
+    c.on_timer(rto, &mut out);
+    assert!(out
+        .packets
+        .iter()
+        .any(|p| p.payload > 0 && p.seq == 1000 + seg(rp) as u32));
+}
+
+#[test]
 fn ns3_partial_ack_sends_one_segment_beyond_cwnd() {
     // ns-3 3.37 answers a partial ACK whose next segment has not been retransmitted with one
     // retransmission whatever cwnd and pipe allow (ProcessAck -> DoRetransmit); RFC 6675, our
