@@ -960,7 +960,7 @@ impl TcpEndpoint {
                     self.dupacks += 1;
                     if !self.in_cwr && self.snd_max > self.snd_una {
                         if self.dupacks == dt && self.snd_una >= self.recover {
-                            self.enter_recovery(now, out);
+                            self.enter_recovery(now, out, prior_una);
                         } else {
                             self.reno_add_sack();
                         }
@@ -998,7 +998,7 @@ impl TcpEndpoint {
                     if ns3 && self.in_cwr && self.sack_ok {
                         self.start_cwr_repair();
                     } else {
-                        self.enter_recovery(now, out);
+                        self.enter_recovery(now, out, prior_una);
                     }
                 }
             }
@@ -1064,7 +1064,7 @@ impl TcpEndpoint {
                         self.high_rxt > self.snd_una && self.data_end().saturating_sub(self.snd_una) >= self.mss,
                     );
                     if acked > 0 && ns3 && !self.cwr_repair && !head_resent {
-                        self.partial_ack_retransmit(now, out);
+                        self.partial_ack_retransmit(now, out, prior_una);
                     }
                 }
             }
@@ -1110,6 +1110,12 @@ impl TcpEndpoint {
             let carry = if rem >= self.mss { self.mss } else { 0 };
             cc_acked = acked - part + carry;
             self.acked_rem = (rem - carry) as u32;
+        }
+        if ns3_exit && !was_cwr {
+            // ns-3's ACK that ends CA_RECOVERY recounts its segments as `(ACK - SND.UNA) /
+            // segment size` (`ProcessAck`), after the remainder went into
+            // `m_bytesAckedNotProcessed`: a segment that remainder completed is not among them.
+            cc_acked = acked / self.mss * self.mss;
         }
         if self.in_loss && ack >= self.recover {
             // ns-3's ACK that ends CA_LOSS hands the congestion control only the whole
@@ -1258,7 +1264,9 @@ impl TcpEndpoint {
         }
     }
 
-    fn enter_recovery(&mut self, now: Time, out: &mut TcpOutput) {
+    /// `buffer_una`: SND.UNA before this ACK, which the send buffer's contents still follow
+    /// while ns-3's `DoRetransmit` runs (see [`TcpEndpoint::partial_ack_retransmit`]).
+    fn enter_recovery(&mut self, now: Time, out: &mut TcpOutput, buffer_una: u64) {
         let flight = self.snd_max - self.snd_una;
         self.cc.on_congestion_event(now, flight);
         let ssthresh = self.cc.ssthresh();
@@ -1275,7 +1283,7 @@ impl TcpEndpoint {
             // earlier recovery resent is not lost again), else the head.
             self.cc.set_cwnd(ssthresh);
             self.begin_sack_recovery();
-            self.partial_ack_retransmit(now, out);
+            self.partial_ack_retransmit(now, out, buffer_una);
         } else if self.sack_ok {
             // RFC 6675 §5 steps 4.1-4.4.
             self.cc.set_cwnd(ssthresh);
@@ -1589,9 +1597,17 @@ impl TcpEndpoint {
     /// ns-3 3.37's answer to a partial ACK during SACK recovery when the segment at the new
     /// SND.UNA has not been retransmitted (`TcpSocketBase::ProcessAck` -> `DoRetransmit`): one
     /// segment goes out whatever cwnd and pipe allow, the first lost hole (NextSeg rule 1),
-    /// else new data (rule 2), else the head.
-    fn partial_ack_retransmit(&mut self, now: Time, out: &mut TcpOutput) {
-        let seg = self.next_seg(false).or_else(|| {
+    /// else new data (rule 2), else the head. New data only as far as the send buffer held it
+    /// before this ACK (SND.UNA was `buffer_una`): `DoRetransmit` runs before `NewAck`, where
+    /// the application writes into the room the ACK freed.
+    fn partial_ack_retransmit(&mut self, now: Time, out: &mut TcpOutput, buffer_una: u64) {
+        let held = self.buffered_end_from(buffer_una);
+        let seg = self.next_seg(false).and_then(|(s, e, kind)| match kind {
+            SegKind::New if s >= held => None,
+            SegKind::New if held < self.data_end() => Some((s, e.min(held), kind)),
+            _ => Some((s, e, kind)),
+        });
+        let seg = seg.or_else(|| {
             let s = self.snd_una;
             let cap = self.hole_end(s);
             let e = self.seg_end(s, cap);
@@ -1712,12 +1728,17 @@ impl TcpEndpoint {
     /// its retransmission the sender runs out of new data and turns to RFC 6675's NextSeg
     /// rule 3, as ns-3 does.
     fn buffered_end(&self) -> u64 {
+        self.buffered_end_from(self.snd_una)
+    }
+
+    /// [`TcpEndpoint::buffered_end`] as it was when SND.UNA was `una`.
+    fn buffered_end_from(&self, una: u64) -> u64 {
         let end = self.data_end();
         if self.cfg.flavor != TcpFlavor::Ns3 {
             return end;
         }
         // Data byte k is at offset 1 + k; the buffer holds bytes from SND.UNA on.
-        let room = self.snd_una.max(1) - 1 + u64::from(self.cfg.rcv_buf);
+        let room = una.max(1) - 1 + u64::from(self.cfg.rcv_buf);
         if self.app_total <= room {
             end
         } else {
@@ -1867,6 +1888,27 @@ impl TcpEndpoint {
         } else {
             self.persist_at = None;
         }
+    }
+
+    /// [`TcpFlavor::Ns3`] outside a timeout's loss state: the bytes a recovery resent that are
+    /// neither acknowledged, SACKed nor lost since. ns-3's `BytesInFlight` (sent bytes less
+    /// SACKed and lost ones, plus resent ones) counts such a segment twice, the original and
+    /// the copy, as long as its `m_retrans` flag lasts, which is past the recovery's end;
+    /// those are the segments between the lost boundary and HighRxt (what NextSeg rule 3
+    /// resent above the highest SACK, say).
+    /// A timeout's go-back-N resends are lost and resent, counted once; they all lie below
+    /// the SND.MAX of the last timeout, which bounds the range (an ECN reduction can end the
+    /// timeout's loss state before the ACK reaches that point).
+    fn ns3_resent_unlost(&self) -> u64 {
+        if !self.sack_ok || self.in_loss {
+            return 0;
+        }
+        let a = self.lost_boundary.max(self.snd_una).max(self.ns3_rto_mark);
+        let b = self.high_rxt.min(self.snd_max);
+        if a >= b {
+            return 0;
+        }
+        (b - a).saturating_sub(self.sacked_below(b) - self.sacked_below(a))
     }
 
     /// [`TcpFlavor::Ns3`]: ns-3's FIN_WAIT_1 (our FIN is out and not acknowledged, the peer's
@@ -2109,6 +2151,7 @@ impl TcpEndpoint {
                     // ns-3 keeps a retransmitted segment in flight after it is SACKed, until
                     // the cumulative ACK passes it (`m_retrans` survives the SACK).
                     flight += self.rxt_sacked.bytes();
+                    flight += self.ns3_resent_unlost();
                 }
                 let mut cwnd = self.cc.cwnd();
                 // ns-3 3.37 sends limited transmit only in CA_DISORDER (`DupAck`), never while a

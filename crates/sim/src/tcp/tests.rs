@@ -900,6 +900,46 @@ fn ns3_sends_nothing_in_fin_wait_1_while_open() {
 }
 
 #[test]
+fn ns3_partial_ack_resends_from_the_buffer_as_it_was() {
+    // ns-3 3.37's `DoRetransmit` on a partial ACK runs before `NewAck`, where the application
+    // writes its next 64 KiB into the room the ACK freed: with everything in the buffer sent,
+    // it finds no new data and resends the head (here the buffer's short tail), not new data.
+    let cfg = TcpConfig {
+        flavor: TcpFlavor::Ns3,
+        init_cwnd: 50,
+        rcv_buf: 100_000,
+        ..TcpConfig::default()
+    };
+    let (mut c, _s, mut out) = pair(cfg);
+    c.send(50, 10 * 65_536, &mut out);
+    // One 64 KiB write fits the 100,000-byte buffer: 45 full segments and a 376-byte tail
+    // (which waits for the first ACK's scaled window).
+    let tail = seg(45);
+    // Segment 0 and the tail are lost; 1-44 arrive.
+    for (t, top) in [(60, 2), (61, 3), (62, 4), (63, 45)] {
+        c.on_packet(t, &client_ack(seg(0), Some((seg(1), seg(top)))), &mut out);
+    }
+    assert_eq!(c.stats().fast_recoveries, 1);
+    assert!(out
+        .packets
+        .iter()
+        .any(|p| p.seq == 1000 + tail as u32 && p.payload == 376));
+    assert!(
+        out.packets.iter().all(|p| u64::from(p.seq - 1000) <= tail),
+        "the buffer's data only"
+    );
+    out.clear();
+    // Segment 0's retransmission arrives: a partial ACK up to the tail.
+    c.on_packet(70, &client_ack(tail, None), &mut out);
+    let first = out.packets.iter().find(|p| p.payload > 0).expect("a segment goes out");
+    assert_eq!(
+        (first.seq, first.payload),
+        (1000 + tail as u32, 376),
+        "the head, not new data"
+    );
+}
+
+#[test]
 fn ns3_partial_ack_sends_one_segment_beyond_cwnd() {
     // ns-3 3.37 answers a partial ACK whose next segment has not been retransmitted with one
     // retransmission whatever cwnd and pipe allow (ProcessAck -> DoRetransmit); RFC 6675, our
