@@ -42,6 +42,7 @@ pub fn frame_bytes(p: &Packet, buf: &mut Vec<u8>) {
     buf.resize(14 + 20 + l4_len, 0);
     let (proto, l4_len) = match p.proto {
         Proto::Tcp => {
+            let ts_val = p.ts_val();
             let mut t = TcpRepr {
                 src_port: p.src_port,
                 dst_port: p.dst_port,
@@ -49,8 +50,7 @@ pub fn frame_bytes(p: &Packet, buf: &mut Vec<u8>) {
                 ack: p.ack,
                 flags: p.flags,
                 window: (p.window >> 7).min(u32::from(u16::MAX)) as u16,
-                timestamps: (p.ts_val() != 0)
-                    .then_some(((p.ts_val() / 1_000_000) as u32, (p.ts_ecr / 1_000_000) as u32)),
+                timestamps: (ts_val != 0).then_some(((ts_val / 1_000_000) as u32, (p.ts_ecr / 1_000_000) as u32)),
                 payload_len: p.payload as usize,
                 ..TcpRepr::default()
             };

@@ -822,21 +822,18 @@ fn ns3_enters_recovery_only_on_a_duplicate_ack() {
     // repeats those blocks enters no recovery, although IsLost(HighACK + segment) holds; the
     // next one that SACKs more does.
     let (mut c, mut out) = sending_client(TcpFlavor::Ns3, 20, 60 * MSS);
-    let highest = |out: &TcpOutput| out.packets.iter().map(|p| u64::from(p.seq - 1001) / MSS).max().unwrap();
     for (t, top) in [(60, 2), (61, 3), (62, 4)] {
         c.on_packet(t, &client_ack(seg(0), Some((seg(1), seg(top)))), &mut out);
     }
     assert_eq!(c.stats().fast_recoveries, 1);
     // The recovery point: one past the highest segment sent so far (limited transmit included).
-    let rp = highest(&out) + 1;
+    let rp = highest_seg(&out) + 1;
     c.on_packet(63, &client_ack(seg(0), Some((seg(1), seg(rp)))), &mut out);
-    assert!(highest(&out) >= rp + 5, "new data beyond the recovery point went out");
-    let ack = |b| {
-        let mut a = client_ack(seg(rp), None);
-        a.sack[0] = (1000 + seg(rp + 2) as u32, 1000 + seg(b) as u32);
-        a.sack_len = 1;
-        a
-    };
+    assert!(
+        highest_seg(&out) >= rp + 5,
+        "new data beyond the recovery point went out"
+    );
+    let ack = |b| client_ack(seg(rp), Some((seg(rp + 2), seg(b))));
     // Segment 0's retransmission arrives: the ACK reaches the recovery point, which ends it.
     c.on_packet(70, &ack(rp + 5), &mut out);
     assert_eq!(c.stats().fast_recoveries, 1);
@@ -869,12 +866,11 @@ fn ns3_sends_nothing_in_fin_wait_1_while_open() {
     let (mut c, _s, mut out) = pair(cfg);
     c.send(50, n * MSS, &mut out);
     c.close(50, &mut out);
-    let highest = |out: &TcpOutput| out.packets.iter().map(|p| u64::from(p.seq - 1001) / MSS).max().unwrap();
     for t in 60..63 {
         c.on_packet(t, &client_ack(seg(0), None), &mut out);
     }
     assert_eq!(c.stats().fast_recoveries, 1);
-    let rp = highest(&out) + 1;
+    let rp = highest_seg(&out) + 1;
     // More duplicate ACKs, each guessed one more segment arrived, let the rest and the FIN out.
     let mut t = 63;
     while !out.packets.iter().any(|p| p.has(Flags::FIN)) {
@@ -1527,6 +1523,11 @@ fn client_ack(una: u64, sack: Option<(u64, u64)>) -> Packet {
 /// Offset of the first byte of the client's data segment `i` (full segments).
 fn seg(i: u64) -> u64 {
     1 + i * MSS
+}
+
+/// The highest full-segment index among the client's packets in `out` (see [`seg`]).
+fn highest_seg(out: &TcpOutput) -> u64 {
+    out.packets.iter().map(|p| u64::from(p.seq - 1001) / MSS).max().unwrap()
 }
 
 /// A client and server with the handshake done by hand (no delays).
