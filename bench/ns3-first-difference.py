@@ -14,9 +14,10 @@ sender heard last before it.
     bench/ns3/build.sh && cargo build --release -p tandem-cli
     python3 bench/ns3-first-difference.py scenarios/validation/websearch.toml [--set K=V ...] [-n 3]
 
-Hosts are matched by the link their address is on (ns-3 gives each link a /30 in the spec's
-link order, host end first): the exported specs list each host's link in host order, so host
-k is on link k. Outputs stay in bench/out/first-difference/.
+Hosts are matched by the link their address is on: ns-3 gives each link a /30 in the spec's
+link order, host end first, so the spec's `link` lines name the host of each address (in a
+star host k is on link k; in a graph the switches' links come first). Outputs stay in
+bench/out/first-difference/.
 """
 import argparse
 import collections
@@ -27,9 +28,26 @@ TANDEM = os.path.join(os.environ.get("CARGO_TARGET_DIR", "target"), "release", "
 NS3 = "bench/ns3/build/scenario"
 
 
+LINK_HOSTS = []
+NODE_NAMES = []
+
+
+def read_spec(spec):
+    """The spec's node names in order (Tandem's trace names node k `hk`) and the host end of
+    each `link` line, in order (None for switch-to-switch)."""
+    nodes, links = {}, []
+    for line in open(spec):
+        f = line.split()
+        if f[:1] == ["node"]:
+            nodes[f[1]] = f[2]
+        elif f[:1] == ["link"]:
+            links.append(next((n for n in f[1:3] if nodes.get(n) == "host"), None))
+    return list(nodes), links
+
+
 def host_of_ip(ip):
     a = [int(x) for x in ip.split(".")]
-    return "h%d" % (((a[1] * 256 + a[2]) * 256 + a[3] - 1) // 4)
+    return LINK_HOSTS[((a[1] * 256 + a[2]) * 256 + a[3] - 1) // 4]
 
 
 def parse(path, ns3):
@@ -42,6 +60,8 @@ def parse(path, ns3):
         s, d = f[2].split(">")
         if ns3:
             s, d = host_of_ip(s), host_of_ip(d)
+        else:
+            s, d = NODE_NAMES[int(s[1:])], NODE_NAMES[int(d[1:])]
         i = f.index("flags")
         sp, dp = f[f.index("ports") + 1].split(">")
         sack = []
@@ -86,6 +106,7 @@ def main():
     spec = os.path.join(d, "spec")
     subprocess.run([TANDEM, "sim", "export-ns3", a.scenario, "--out", spec] + sets, check=True,
                    stdout=subprocess.DEVNULL)
+    NODE_NAMES[:], LINK_HOSTS[:] = read_spec(spec)
     with open(os.path.join(d, "ns3.txt"), "w") as err:
         subprocess.run([NS3, spec], check=True, stdout=subprocess.DEVNULL, stderr=err,
                        env=dict(os.environ, NS3_QTRACE="1"))

@@ -95,6 +95,11 @@ pub struct TcpEndpoint {
     snd_max: u64,
     /// Bytes the application has written.
     app_total: u64,
+    /// [`TcpFlavor::Ns3`]: SND.UNA when the application last wrote into the send buffer.
+    /// ns-3's application writes when the socket tells it there is room (`NotifySend`), which
+    /// `NewAck` does: not on an ACK that leaves the sender in CA_DISORDER, nor in
+    /// `DoRetransmit` before `NewAck`.
+    ns3_app_una: u64,
     fin_queued: bool,
     /// The FIN first went out on the segment that carried the last data byte: a SACK of that
     /// byte shows the FIN arrived too (a FIN itself is never SACKed).
@@ -289,6 +294,7 @@ impl TcpEndpoint {
             snd_nxt: 1,
             snd_max: 1,
             app_total: 0,
+            ns3_app_una: 0,
             fin_queued: false,
             fin_with_data: false,
             snd_wnd: 0,
@@ -960,7 +966,7 @@ impl TcpEndpoint {
                     self.dupacks += 1;
                     if !self.in_cwr && self.snd_max > self.snd_una {
                         if self.dupacks == dt && self.snd_una >= self.recover {
-                            self.enter_recovery(now, out, prior_una);
+                            self.enter_recovery(now, out);
                         } else {
                             self.reno_add_sack();
                         }
@@ -998,7 +1004,7 @@ impl TcpEndpoint {
                     if ns3 && self.in_cwr && self.sack_ok {
                         self.start_cwr_repair();
                     } else {
-                        self.enter_recovery(now, out, prior_una);
+                        self.enter_recovery(now, out);
                     }
                 }
             }
@@ -1064,7 +1070,7 @@ impl TcpEndpoint {
                         self.high_rxt > self.snd_una && self.data_end().saturating_sub(self.snd_una) >= self.mss,
                     );
                     if acked > 0 && ns3 && !self.cwr_repair && !head_resent {
-                        self.partial_ack_retransmit(now, out, prior_una);
+                        self.partial_ack_retransmit(now, out);
                     }
                 }
             }
@@ -1074,6 +1080,9 @@ impl TcpEndpoint {
         // ns-3's `ProcessAck` calls `NewAck` for every ACK that advances SND.UNA but one that
         // leaves the sender in CA_DISORDER.
         let new_ack = acked > 0 && !ns3_disorder;
+        if new_ack {
+            self.ns3_app_una = self.snd_una;
+        }
         if ns3_disorder {
             // Such an ACK leaves ns-3 in CA_DISORDER, where `ProcessAck` calls no `NewAck`:
             // the retransmission timer runs on from the last restart. The state that counts is
@@ -1264,9 +1273,7 @@ impl TcpEndpoint {
         }
     }
 
-    /// `buffer_una`: SND.UNA before this ACK, which the send buffer's contents still follow
-    /// while ns-3's `DoRetransmit` runs (see [`TcpEndpoint::partial_ack_retransmit`]).
-    fn enter_recovery(&mut self, now: Time, out: &mut TcpOutput, buffer_una: u64) {
+    fn enter_recovery(&mut self, now: Time, out: &mut TcpOutput) {
         let flight = self.snd_max - self.snd_una;
         self.cc.on_congestion_event(now, flight);
         let ssthresh = self.cc.ssthresh();
@@ -1283,7 +1290,7 @@ impl TcpEndpoint {
             // earlier recovery resent is not lost again), else the head.
             self.cc.set_cwnd(ssthresh);
             self.begin_sack_recovery();
-            self.partial_ack_retransmit(now, out, buffer_una);
+            self.partial_ack_retransmit(now, out);
         } else if self.sack_ok {
             // RFC 6675 §5 steps 4.1-4.4.
             self.cc.set_cwnd(ssthresh);
@@ -1393,7 +1400,11 @@ impl TcpEndpoint {
         self.timed = None;
         self.backoff = self.backoff.saturating_add(1);
         self.rto_at = Some(now.saturating_add(self.rto()));
+        // ns-3's timeout resends the head through `DoRetransmit`, not `SendPendingData`: the
+        // application is not asked for more.
+        let app_una = self.ns3_app_una;
         self.try_send(now, out);
+        self.ns3_app_una = app_una;
     }
 
     fn on_persist_timeout(&mut self, now: Time, out: &mut TcpOutput) {
@@ -1597,11 +1608,11 @@ impl TcpEndpoint {
     /// ns-3 3.37's answer to a partial ACK during SACK recovery when the segment at the new
     /// SND.UNA has not been retransmitted (`TcpSocketBase::ProcessAck` -> `DoRetransmit`): one
     /// segment goes out whatever cwnd and pipe allow, the first lost hole (NextSeg rule 1),
-    /// else new data (rule 2), else the head. New data only as far as the send buffer held it
-    /// before this ACK (SND.UNA was `buffer_una`): `DoRetransmit` runs before `NewAck`, where
-    /// the application writes into the room the ACK freed.
-    fn partial_ack_retransmit(&mut self, now: Time, out: &mut TcpOutput, buffer_una: u64) {
-        let held = self.buffered_end_from(buffer_una);
+    /// else new data (rule 2), else the head. New data only as far as the send buffer holds
+    /// it: `DoRetransmit` runs before `NewAck`, where the application writes into the room the
+    /// ACK freed.
+    fn partial_ack_retransmit(&mut self, now: Time, out: &mut TcpOutput) {
+        let held = self.buffered_end();
         let seg = self.next_seg(false).and_then(|(s, e, kind)| match kind {
             SegKind::New if s >= held => None,
             SegKind::New if held < self.data_end() => Some((s, e.min(held), kind)),
@@ -1726,24 +1737,31 @@ impl TcpEndpoint {
     /// (`SndBufSize`, set to `rcv_buf` as the receive buffer) has room for all of them, and
     /// the buffer holds everything from SND.UNA on, SACKed or not. So while a hole waits for
     /// its retransmission the sender runs out of new data and turns to RFC 6675's NextSeg
-    /// rule 3, as ns-3 does.
+    /// rule 3, as ns-3 does. The application writes only when told (`ns3_app_una`).
     fn buffered_end(&self) -> u64 {
-        self.buffered_end_from(self.snd_una)
-    }
-
-    /// [`TcpEndpoint::buffered_end`] as it was when SND.UNA was `una`.
-    fn buffered_end_from(&self, una: u64) -> u64 {
         let end = self.data_end();
         if self.cfg.flavor != TcpFlavor::Ns3 {
             return end;
         }
         // Data byte k is at offset 1 + k; the buffer holds bytes from SND.UNA on.
-        let room = una.max(1) - 1 + u64::from(self.cfg.rcv_buf);
+        let room = self.ns3_app_una.max(1) - 1 + u64::from(self.cfg.rcv_buf);
         if self.app_total <= room {
             end
         } else {
             1 + room / NS3_APP_WRITE * NS3_APP_WRITE
         }
+    }
+
+    /// [`TcpFlavor::Ns3`]: `SendPendingData` asks the application for more (`NotifySend`)
+    /// when less than the available `window` is buffered from the segment NextSeg chose at
+    /// `s`. Returns what was buffered from `s` before: the segment and the silly-window check
+    /// that follow in the same round use that.
+    fn ns3_ask_app(&mut self, s: u64, window: u64) -> u64 {
+        let held = self.buffered_end().saturating_sub(s);
+        if self.cfg.flavor == TcpFlavor::Ns3 && held < window {
+            self.ns3_app_una = self.snd_una;
+        }
+        held
     }
 
     /// End of a segment starting at `s` of at most one MSS of data, not beyond `cap`, taking
@@ -1788,8 +1806,12 @@ impl TcpEndpoint {
         if b1 >= sent {
             return sent;
         }
-        let lost = |x: u64| x < self.lost_boundary;
-        let next_sacked = self.scoreboard.containing(b1).is_some();
+        // Without SACK the flags are ns-3's guesses: the head lost (`MarkHeadAsLost`), the
+        // `reno_sacked` items after it arrived (`AddRenoSack`).
+        let reno = self.reno();
+        let lost = |x: u64| x < self.lost_boundary || (reno && self.reno_head_lost && x == self.snd_una);
+        let next_sacked = self.scoreboard.containing(b1).is_some()
+            || (reno && (1..=u64::from(self.reno_sacked)).contains(&(items.rank(b1) as u64)));
         if !next_sacked && lost(s) == lost(b1) {
             next(b1)
         } else {
@@ -2041,6 +2063,10 @@ impl TcpEndpoint {
         self.reno_head_resent = false;
         let gone = (items - 1).min(u64::from(self.reno_sacked)) as u16;
         self.reno_sacked -= gone;
+        // Guesses live on items: none outlasts the items it was made on (an ACK of everything
+        // outstanding leaves none, however the items were counted).
+        let held = self.reno_items().saturating_sub(1);
+        self.reno_sacked = self.reno_sacked.min(u16::try_from(held).unwrap_or(u16::MAX));
         if self.reno_sacked > 0 && self.snd_una < self.snd_max {
             self.reno_sacked -= 1;
             self.reno_add_sack();
@@ -2080,7 +2106,8 @@ impl TcpEndpoint {
             }
             let room = win - pipe;
             if self.reno_head_lost && !self.reno_head_resent && self.snd_una < self.snd_max {
-                if room < self.mss {
+                let held = self.ns3_ask_app(self.snd_una, room);
+                if room < self.mss && held > room {
                     break;
                 }
                 let e = self.seg_end(self.snd_una, self.snd_max);
@@ -2093,7 +2120,7 @@ impl TcpEndpoint {
             if s >= limit || s - self.snd_una >= self.snd_wnd {
                 break;
             }
-            let data = self.buffered_end().saturating_sub(s);
+            let data = self.ns3_ask_app(s, room);
             if room < self.mss && data > room {
                 break;
             }
@@ -2170,6 +2197,7 @@ impl TcpEndpoint {
                 }
                 let room_c = cwnd.saturating_sub(flight);
                 let room_r = (self.snd_una + self.snd_wnd).saturating_sub(s);
+                self.ns3_ask_app(s, cwnd.min(self.snd_wnd).saturating_sub(flight));
                 if bare_fin_again && room_c == 0 {
                     break;
                 }
@@ -2203,7 +2231,14 @@ impl TcpEndpoint {
 
     fn send_sack_recovery(&mut self, now: Time, out: &mut TcpOutput) {
         loop {
-            let room = self.cc.cwnd().saturating_sub(self.pipe);
+            // ns-3 3.37 sends while `AvailableWindow` (the smaller of cwnd and the peer's
+            // window, less `BytesInFlight`) allows: the peer's window bounds the pipe here too.
+            let win = if self.cfg.flavor == TcpFlavor::Ns3 {
+                self.cc.cwnd().min(self.snd_wnd)
+            } else {
+                self.cc.cwnd()
+            };
+            let room = win.saturating_sub(self.pipe);
             if room < self.mss {
                 // ns-3 3.37 (`SendPendingData`, its silly-window check) uses less than a segment
                 // of window only for the segment NextSeg chose when everything from it to the
@@ -2212,9 +2247,7 @@ impl TcpEndpoint {
                     break;
                 }
                 match self.next_seg(!self.cwr_repair) {
-                    Some((s, e, kind)) if self.buffered_end().saturating_sub(s) <= room => {
-                        self.emit_seg(now, s, e, kind, out)
-                    }
+                    Some((s, e, kind)) if self.ns3_ask_app(s, room) <= room => self.emit_seg(now, s, e, kind, out),
                     _ => break,
                 }
                 continue;
@@ -2229,6 +2262,7 @@ impl TcpEndpoint {
             let Some((s, e, kind)) = self.next_seg(!self.cwr_repair) else {
                 break;
             };
+            self.ns3_ask_app(s, room);
             self.emit_seg(now, s, e, kind, out);
         }
     }
@@ -2237,6 +2271,13 @@ impl TcpEndpoint {
     /// retransmission records in step.
     fn emit_seg(&mut self, now: Time, s: u64, e: u64, kind: SegKind, out: &mut TcpOutput) {
         self.emit_range(now, s, e, out);
+        let mut added = e - s;
+        if self.cfg.flavor == TcpFlavor::Ns3 {
+            // ns-3's `BytesInFlight` counts a resent item once more only the first time
+            // (`m_retransOut` grows when `m_retrans` is set): bytes below HighRxt were resent
+            // already (a partial ACK's `DoRetransmit` resending the head again).
+            added = e - s.max(self.high_rxt.max(self.snd_una)).min(e);
+        }
         match kind {
             SegKind::Hole { skipped_to } => {
                 let h = self.high_rxt.max(self.snd_una);
@@ -2247,7 +2288,7 @@ impl TcpEndpoint {
             SegKind::New => self.snd_nxt = e,
             SegKind::Rescue => self.rescue_rxt = Some(self.recover),
         }
-        self.pipe += e - s;
+        self.pipe += added;
     }
 
     /// Transmits sequence range [s, e) (data, and the FIN if `e` passes the data end).

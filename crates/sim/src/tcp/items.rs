@@ -61,6 +61,11 @@ impl ItemStarts {
         i.checked_sub(1).and_then(|i| self.starts.get(i).copied())
     }
 
+    /// How many item starts lie below `x` (the index of the item starting at `x`).
+    pub(crate) fn rank(&self, x: u64) -> usize {
+        self.starts.partition_point(|&b| b < x)
+    }
+
     /// Items held.
     pub(crate) fn len(&self) -> usize {
         self.starts.len()

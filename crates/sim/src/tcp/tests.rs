@@ -900,13 +900,7 @@ fn ns3_partial_ack_resends_from_the_buffer_as_it_was() {
     // ns-3 3.37's `DoRetransmit` on a partial ACK runs before `NewAck`, where the application
     // writes its next 64 KiB into the room the ACK freed: with everything in the buffer sent,
     // it finds no new data and resends the head (here the buffer's short tail), not new data.
-    let cfg = TcpConfig {
-        flavor: TcpFlavor::Ns3,
-        init_cwnd: 50,
-        rcv_buf: 100_000,
-        ..TcpConfig::default()
-    };
-    let (mut c, _s, mut out) = pair(cfg);
+    let (mut c, mut out) = ns3_client_100k(50);
     c.send(50, 10 * 65_536, &mut out);
     // One 64 KiB write fits the 100,000-byte buffer: 45 full segments and a 376-byte tail
     // (which waits for the first ACK's scaled window).
@@ -1528,6 +1522,19 @@ fn seg(i: u64) -> u64 {
 /// The highest full-segment index among the client's packets in `out` (see [`seg`]).
 fn highest_seg(out: &TcpOutput) -> u64 {
     out.packets.iter().map(|p| u64::from(p.seq - 1001) / MSS).max().unwrap()
+}
+
+/// The client of [`pair`] in the like-for-like flavour with a 100,000-byte buffer (one 64 KiB
+/// write of the validation's ns-3 application fits, a second does not).
+fn ns3_client_100k(init_cwnd: u32) -> (TcpEndpoint, TcpOutput) {
+    let cfg = TcpConfig {
+        flavor: TcpFlavor::Ns3,
+        init_cwnd,
+        rcv_buf: 100_000,
+        ..TcpConfig::default()
+    };
+    let (c, _s, out) = pair(cfg);
+    (c, out)
 }
 
 /// A client and server with the handshake done by hand (no delays).
@@ -2914,4 +2921,89 @@ fn ns3_without_sack_guesses_whole_items() {
     };
     let (with_short, without) = (dupacks(true), dupacks(false));
     assert!(with_short < without, "{with_short} {without}");
+}
+
+#[test]
+fn ns3_without_sack_resends_a_short_head_alone() {
+    // The application writes 488 bytes, then twenty segments: the head item is short. Three
+    // duplicate ACKs: ns-3 3.37 guesses the three items after the head arrived
+    // (`AddRenoSack`) and marks the head lost, so `GetTransmittedSegment` does not merge the
+    // head with the guessed item after it and resends the 488 bytes alone (the web-search
+    // run without SACK at seed 2, 333.6 ms). RFC 6582 (Linux flavour) resends a full
+    // segment from SND.UNA.
+    for (flavor, want) in [(TcpFlavor::Ns3, 488), (TcpFlavor::Linux, MSS)] {
+        let (mut c, mut out) = sackless_client(flavor, 10, 0);
+        c.send(50, 488, &mut out);
+        c.send(51, 20 * MSS, &mut out);
+        out.clear();
+        for i in 0..3 {
+            c.on_packet(1_000 + i, &client_ack(1, None), &mut out);
+        }
+        let head: Vec<u64> = out
+            .packets
+            .iter()
+            .filter(|p| p.payload > 0 && u64::from(p.seq) == 1001)
+            .map(|p| u64::from(p.payload))
+            .collect();
+        assert_eq!(head, vec![want], "{flavor:?}");
+    }
+}
+
+#[test]
+fn ns3_application_writes_only_when_the_socket_asks() {
+    // ns-3's application writes into the send buffer when the socket tells it there is room
+    // (`NotifySend`): in `NewAck`, and in `SendPendingData` when less than the available
+    // window is buffered. An ACK that advances SND.UNA but leaves the sender in CA_DISORDER
+    // (new SACK blocks above a hole) calls no `NewAck`: the room it frees stays empty until an
+    // ACK that does (`long-8` with a 100,000-byte buffer, 274.07 ms). A 100,000-byte buffer
+    // takes one 64 KiB write at first; 22 segments acknowledged make room for a second.
+    let (mut c, mut out) = ns3_client_100k(200);
+    c.on_packet(45, &client_ack(1, None), &mut out);
+    c.send(50, 1 << 30, &mut out);
+    let top = out
+        .packets
+        .iter()
+        .map(|p| u64::from(p.seq) - 1000 + u64::from(p.payload))
+        .max();
+    assert_eq!(top, Some(1 + 65_536));
+    out.clear();
+    c.on_packet(1_000, &client_ack(seg(0), Some((seg(1), seg(2)))), &mut out);
+    c.on_packet(1_001, &client_ack(seg(22), Some((seg(23), seg(24)))), &mut out);
+    let new_data = |out: &TcpOutput| out.packets.iter().filter(|p| u64::from(p.seq) - 1000 > 65_536).count();
+    assert_eq!(new_data(&out), 0, "no write on an ACK that leaves CA_DISORDER in place");
+    out.clear();
+    c.on_packet(1_002, &client_ack(seg(24), None), &mut out);
+    assert!(new_data(&out) > 0, "the next NewAck lets the application write");
+}
+
+#[test]
+fn ns3_peer_window_bounds_the_pipe_in_sack_recovery() {
+    // Forty segments out, the first twenty lost, the peer advertising eight segments' worth;
+    // each duplicate ACK SACKs one more of the last twenty. ns-3 3.37 resends in recovery
+    // while `AvailableWindow` = min(cwnd, peer's window) - `BytesInFlight` allows: the peer's
+    // window bounds the pipe, however large cwnd is (`multihop` with a 100,000-byte buffer,
+    // 5.67 ms). The Linux flavour bounds only the sequence space by the peer's window.
+    let resent = |flavor| {
+        let (mut c, mut out) = sending_client(flavor, 40, 80 * MSS);
+        out.clear();
+        let mut resent = Vec::new();
+        for i in 1..=20 {
+            let mut ack = client_ack(seg(0), Some((seg(20), seg(20 + i))));
+            ack.window = (8 * MSS) as u32;
+            c.on_packet(1_000 + i, &ack, &mut out);
+            resent.push(out.packets.iter().filter(|p| p.payload > 0).count());
+        }
+        (resent, c.cwnd())
+    };
+    let (ns3, cwnd) = resent(TcpFlavor::Ns3);
+    assert_eq!(cwnd, 20 * MSS);
+    // From the third duplicate ACK the twenty holes count as lost: 40 - i SACKed - 20 lost
+    // + the resent ones are in the pipe, and resends go while it is below eight segments
+    // (below cwnd's twenty they would go from the start: one more per ACK).
+    let want: Vec<usize> = (1..=20)
+        .map(|i: usize| if i < 3 { 0 } else { i.saturating_sub(12).max(1) })
+        .collect();
+    assert_eq!(ns3, want);
+    let (linux, _) = resent(TcpFlavor::Linux);
+    assert!(linux[12] > ns3[12], "{linux:?}");
 }
