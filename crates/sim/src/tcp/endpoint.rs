@@ -100,6 +100,10 @@ pub struct TcpEndpoint {
     /// `NewAck` does: not on an ACK that leaves the sender in CA_DISORDER, nor in
     /// `DoRetransmit` before `NewAck`.
     ns3_app_una: u64,
+    /// [`TcpFlavor::Ns3`] with SACK: the start of the item ns-3's `m_highestSack` points at,
+    /// where its loss marking (`UpdateLostCount`) starts counting SACKed items downwards; 0
+    /// when it points at none (data offsets start at 1).
+    ns3_high_sack: u64,
     fin_queued: bool,
     /// The FIN first went out on the segment that carried the last data byte: a SACK of that
     /// byte shows the FIN arrived too (a FIN itself is never SACKed).
@@ -295,6 +299,7 @@ impl TcpEndpoint {
             snd_max: 1,
             app_total: 0,
             ns3_app_una: 0,
+            ns3_high_sack: 0,
             fin_queued: false,
             fin_with_data: false,
             snd_wnd: 0,
@@ -889,6 +894,7 @@ impl TcpEndpoint {
                 }
                 let (l, r) = self.ns3_whole_items(l, r);
                 if l < r {
+                    self.ns3_note_high_sack(l, r);
                     newly_sacked += self.sack_insert(l, r);
                 }
             }
@@ -1459,6 +1465,10 @@ impl TcpEndpoint {
             }
             whole_items = whole as u64;
         }
+        // `DiscardUpTo` forgets the highest SACK once SND.UNA reaches its item.
+        if self.ns3_high_sack <= una {
+            self.ns3_high_sack = 0;
+        }
         let h = self.high_rxt;
         let mut below = 0;
         self.scoreboard.remove_below(una, |a, b| {
@@ -1494,6 +1504,10 @@ impl TcpEndpoint {
     /// (DupThresh - 1) * SMSS bytes above it are SACKed. Walks ranges from the top until that
     /// many bytes are found (a handful of ranges).
     fn update_lost_boundary(&mut self) {
+        if self.ns3_items().is_some() {
+            self.ns3_update_lost_boundary();
+            return;
+        }
         let thresh = u64::from(self.cfg.dupack_threshold.max(1) - 1) * self.mss;
         let mut acc = 0;
         let mut lb = self.snd_una;
@@ -1506,6 +1520,68 @@ impl TcpEndpoint {
         }
         self.lost_boundary = lb.max(self.snd_una);
         self.sacked_above_lb = acc;
+    }
+
+    /// [`TcpFlavor::Ns3`]: before SACK block `[l, r)` (whole items) is entered, where ns-3's
+    /// `TcpTxBuffer::Update` leaves `m_highestSack`: at each item it newly SACKs, in order, if
+    /// none is held or the one held starts at or below the new item's end. So the last item
+    /// the block newly SACKs takes it if its end reaches the held start, even from below
+    /// (an item SACKed just under the highest one becomes the highest).
+    fn ns3_note_high_sack(&mut self, l: u64, r: u64) {
+        let sent = self.data_sent_end();
+        let Some(items) = self.ns3_items() else {
+            return;
+        };
+        let mut p = r;
+        while p > l {
+            match self.scoreboard.containing(p - 1) {
+                Some((a, _)) => p = a,
+                None => break,
+            }
+        }
+        if p <= l {
+            return;
+        }
+        let start = items.last_at_or_before(p - 1).unwrap_or(l).max(l);
+        let end = items.next_after(start).unwrap_or(sent).min(r);
+        if self.ns3_high_sack == 0 || self.ns3_high_sack <= end {
+            self.ns3_high_sack = start;
+        }
+    }
+
+    /// [`TcpFlavor::Ns3`] with SACK: ns-3's `UpdateLostCount`. From the item `m_highestSack`
+    /// points at down to the head, every unSACKed item below the DupThresh-th SACKed one is
+    /// marked lost, the head too once that many are counted; marks stay until the item is
+    /// SACKed or acknowledged. Items only, never bytes (RFC 6675's IsLost also counts
+    /// bytes).
+    fn ns3_update_lost_boundary(&mut self) {
+        let need = self.cfg.dupack_threshold.max(1) as usize;
+        let mut found = None;
+        let h = self.ns3_high_sack;
+        if let Some(items) = self.ns3_items().filter(|_| h != 0) {
+            let top_end = items.next_after(h).unwrap_or(self.data_sent_end());
+            let mut count = 0;
+            for (a, b) in self.scoreboard.iter_rev() {
+                if a >= top_end {
+                    continue;
+                }
+                let top = items.rank(b.min(top_end));
+                let n = top - items.rank(a);
+                if count + n >= need {
+                    found = items.get(top - (need - count));
+                    break;
+                }
+                count += n;
+            }
+        }
+        let lb = self.lost_boundary.max(found.unwrap_or(0)).max(self.snd_una);
+        self.lost_boundary = lb;
+        self.sacked_above_lb = self
+            .scoreboard
+            .iter_rev()
+            .take_while(|&(_, b)| b > lb)
+            .map(|(a, b)| b - a.max(lb))
+            .sum();
     }
 
     /// Lost-retransmission detection (as Linux's `tcp_mark_lost_retrans`, the SACK-era

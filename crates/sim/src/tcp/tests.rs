@@ -3007,3 +3007,28 @@ fn ns3_peer_window_bounds_the_pipe_in_sack_recovery() {
     let (linux, _) = resent(TcpFlavor::Linux);
     assert!(linux[12] > ns3[12], "{linux:?}");
 }
+
+#[test]
+fn ns3_highest_sack_moves_down_to_an_item_sacked_just_below_it() {
+    // Ten segments out, the first lost. One ACK SACKs segments 3 and 1, the next fills in
+    // segment 2. ns-3 3.37 (`TcpTxBuffer::Update`) moves `m_highestSack` to any newly SACKed
+    // item whose end reaches the start of the one it holds, so after the second ACK it
+    // points at segment 2, and `UpdateLostCount`, counting SACKed items down from there,
+    // finds two, not three: the head is not lost and stays in `BytesInFlight`, so limited
+    // transmit sends one new segment. RFC 6675 (Linux flavour) counts three segments' bytes
+    // SACKed above the head, takes it as lost and resends it in a recovery (`websearch` with
+    // a 100,000-byte buffer, 411.3 ms).
+    for (flavor, second, recoveries) in [(TcpFlavor::Ns3, vec![12], 0), (TcpFlavor::Linux, vec![0], 1)] {
+        let (mut c, mut out) = sending_client(flavor, 10, 40 * MSS);
+        out.clear();
+        let mut ack = client_ack(seg(0), Some((seg(3), seg(4))));
+        ack.sack[1] = (1000 + seg(1) as u32, 1000 + seg(2) as u32);
+        ack.sack_len = 2;
+        c.on_packet(1_000, &ack, &mut out);
+        assert_eq!(segments_sent(&out), vec![10, 11], "{flavor:?}");
+        out.clear();
+        c.on_packet(1_001, &client_ack(seg(0), Some((seg(1), seg(4)))), &mut out);
+        assert_eq!(segments_sent(&out), second, "{flavor:?}");
+        assert_eq!(c.stats().fast_recoveries, recoveries, "{flavor:?}");
+    }
+}
