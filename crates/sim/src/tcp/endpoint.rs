@@ -1500,6 +1500,8 @@ impl TcpEndpoint {
         n
     }
 
+    /// Where losses end: below `lost_boundary` every unSACKed byte is lost. The like-for-like
+    /// flavour marks them as ns-3 does ([`TcpEndpoint::ns3_update_lost_boundary`]); otherwise
     /// RFC 6675 IsLost for every hole at once: an unSACKed byte is lost when more than
     /// (DupThresh - 1) * SMSS bytes above it are SACKed. Walks ranges from the top until that
     /// many bytes are found (a handful of ranges).
@@ -1832,9 +1834,13 @@ impl TcpEndpoint {
     /// when less than the available `window` is buffered from the segment NextSeg chose at
     /// `s`. Returns what was buffered from `s` before: the segment and the silly-window check
     /// that follow in the same round use that.
+    /// The other flavour has every byte buffered and asks nothing.
     fn ns3_ask_app(&mut self, s: u64, window: u64) -> u64 {
+        if self.cfg.flavor != TcpFlavor::Ns3 {
+            return self.data_end().saturating_sub(s);
+        }
         let held = self.buffered_end().saturating_sub(s);
-        if self.cfg.flavor == TcpFlavor::Ns3 && held < window {
+        if held < window {
             self.ns3_app_una = self.snd_una;
         }
         held
