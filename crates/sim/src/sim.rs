@@ -169,7 +169,20 @@ pub struct Sim {
     /// `TANDEM_QTRACE` was set: every packet a switch port takes or drops is printed, as
     /// `bench/ns3/scenario.cc` prints ns-3's with `NS3_QTRACE` ([`Sim::qtrace`]).
     qtrace: bool,
+    /// Some switch has a model ([`Sim::attach_model`]): while false, no queue change asks a
+    /// node for one (a hop reads no node record for it).
+    any_model: bool,
+    /// Per node, the header bytes after which it takes a frame when it is a cut-through
+    /// switch, [`STORE_AND_FORWARD`] otherwise: a transmission reads this dense copy of its
+    /// peer's forwarding instead of the peer's node record. Rebuilt before the next event
+    /// when a node may have changed ([`Sim::node_mut`]).
+    cut_header: Vec<u32>,
+    cut_header_stale: bool,
 }
+
+/// [`Sim::cut_header`] of a node that takes whole frames (a host, or a store-and-forward
+/// switch).
+const STORE_AND_FORWARD: u32 = u32::MAX;
 
 /// A UDP datagram a logged flow delivered ([`Sim::log_deliveries`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -332,6 +345,9 @@ impl Sim {
             part: None,
             peak_in_flight: None,
             qtrace: std::env::var_os("TANDEM_QTRACE").is_some(),
+            any_model: false,
+            cut_header: Vec::new(),
+            cut_header_stale: true,
         }
     }
 
@@ -360,6 +376,7 @@ impl Sim {
         }
         let start = model.wants_start();
         n.model = Some(model);
+        self.any_model = true;
         if start {
             if let Some(p) = &mut self.part {
                 p.cur = node.0;
@@ -372,6 +389,7 @@ impl Sim {
     /// a cut-through switch takes a frame (when the frame's arrival there is), and the far
     /// ports it may pause.
     fn shape_for_model(&mut self, node: NodeId, model: &dyn SwitchModel) {
+        self.cut_header_stale = true;
         let n = &mut self.nodes[node.0 as usize];
         if let (Forwarding::CutThrough { header_bytes }, Some(h)) = (&mut n.forwarding, model.cut_through_header()) {
             *header_bytes = h;
@@ -426,6 +444,7 @@ impl Sim {
     }
     /// Mutable access to a node (install table rules before a run, ...).
     pub fn node_mut(&mut self, id: NodeId) -> &mut Node {
+        self.cut_header_stale = true;
         &mut self.nodes[id.0 as usize]
     }
     /// Flow specs and results, in flow-id order.
@@ -475,6 +494,9 @@ impl Sim {
 
     /// Handles every event at or before `until` (a partition's window, or [`Sim::run_until`]).
     pub(crate) fn run_events(&mut self, until: Time) {
+        if self.cut_header_stale {
+            self.refresh_cut_header();
+        }
         while let Some((t, ev)) = self.events.pop_until(until) {
             if let Some((_, e)) = self.events.upcoming(PREFETCH_AHEAD) {
                 self.prefetch(e);
@@ -486,6 +508,20 @@ impl Sim {
             }
             self.handle(ev);
         }
+    }
+
+    /// Rebuilds [`Sim::cut_header`] from the nodes.
+    #[cold]
+    fn refresh_cut_header(&mut self) {
+        self.cut_header_stale = false;
+        self.cut_header = self
+            .nodes
+            .iter()
+            .map(|n| match n.forwarding {
+                Forwarding::CutThrough { header_bytes } if n.kind == NodeKind::Switch => header_bytes,
+                _ => STORE_AND_FORWARD,
+            })
+            .collect();
     }
 
     /// After [`Sim::run_events`] up to `until`: the transmissions that ended by then without
@@ -960,7 +996,17 @@ impl Sim {
         );
     }
 
+    /// Tells the switch's model, if any, that the port's queue crossed one of its watched levels.
+    #[inline]
     fn check_level(&mut self, node: NodeId, port: u16) {
+        if self.any_model {
+            self.check_model_level(node, port);
+        }
+    }
+
+    /// [`Sim::check_level`] when some switch has a model.
+    #[inline(never)]
+    fn check_model_level(&mut self, node: NodeId, port: u16) {
         let n = &mut self.nodes[node.0 as usize];
         if n.model.is_none() {
             return;
@@ -1031,15 +1077,14 @@ impl Sim {
         if let Some(t) = p.tap {
             self.taps[t as usize].write(now, self.pool.get(q.pkt), self.pool.frame(q.pkt));
         }
-        let peer_node = &self.nodes[peer.0 as usize];
         let last_bit = end + delay;
-        let at = match peer_node.forwarding {
-            Forwarding::CutThrough { header_bytes } if peer_node.kind == NodeKind::Switch => {
-                let header =
-                    self.nodes[node.0 as usize].ports[usize::from(port)].ser_time(u64::from(header_bytes.min(q.size)));
-                (now + delay + header).min(last_bit)
-            }
-            _ => last_bit,
+        let header_bytes = self.cut_header[peer.0 as usize];
+        let at = if header_bytes == STORE_AND_FORWARD {
+            last_bit
+        } else {
+            let header =
+                self.nodes[node.0 as usize].ports[usize::from(port)].ser_time(u64::from(header_bytes.min(q.size)));
+            (now + delay + header).min(last_bit)
         };
         if let Some(part) = self.part.as_deref_mut().filter(|x| x.owner[peer.0 as usize] != x.index) {
             // The far end is another partition's: the packet goes to it, with its order key.

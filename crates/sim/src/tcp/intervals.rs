@@ -1,14 +1,14 @@
 //! A set of disjoint, non-adjacent half-open `u64` ranges: the receiver's out-of-order data and
-//! the sender's SACK scoreboard. Operations cost O(log n) per range touched, so an ACK carrying
-//! k SACK blocks costs O(k log n), never a scan of everything in flight.
-
-use std::collections::BTreeMap;
-use std::ops::Bound::{Excluded, Included};
+//! the sender's SACK scoreboard. The ranges live in order in one vector: a lookup is a binary
+//! search, and what TCP does most (a SACK block that extends the highest range) touches only
+//! its end. A range inserted or removed elsewhere moves those after it; there are at most as
+//! many ranges as holes in one window (a few, almost always). The vector is allocated when
+//! the set gains its first range and given back when it is emptied.
 
 /// Disjoint ranges `[start, end)`, kept merged (touching ranges become one).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct IntervalSet {
-    map: BTreeMap<u64, u64>,
+    ranges: Vec<(u64, u64)>,
     bytes: u64,
 }
 
@@ -20,13 +20,13 @@ impl IntervalSet {
 
     /// True when no range is held.
     pub(crate) fn is_empty(&self) -> bool {
-        self.map.is_empty()
+        self.ranges.is_empty()
     }
 
     /// Number of ranges.
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
-        self.map.len()
+        self.ranges.len()
     }
 
     /// Total length of all ranges.
@@ -36,91 +36,102 @@ impl IntervalSet {
 
     /// The lowest range.
     pub(crate) fn first(&self) -> Option<(u64, u64)> {
-        self.map.first_key_value().map(|(&a, &b)| (a, b))
+        self.ranges.first().copied()
     }
 
     /// The highest range.
     pub(crate) fn last(&self) -> Option<(u64, u64)> {
-        self.map.last_key_value().map(|(&a, &b)| (a, b))
+        self.ranges.last().copied()
     }
 
     /// The range containing `x`.
     pub(crate) fn containing(&self, x: u64) -> Option<(u64, u64)> {
-        let (&a, &b) = self.map.range(..=x).next_back()?;
-        (x < b).then_some((a, b))
+        let i = self.ranges.partition_point(|r| r.0 <= x);
+        let r = *self.ranges.get(i.checked_sub(1)?)?;
+        (x < r.1).then_some(r)
     }
 
     /// The first range starting at or after `x`.
     pub(crate) fn next_from(&self, x: u64) -> Option<(u64, u64)> {
-        self.map.range(x..).next().map(|(&a, &b)| (a, b))
+        let i = self.ranges.partition_point(|r| r.0 < x);
+        self.ranges.get(i).copied()
     }
 
     /// The last range starting before `x`.
     pub(crate) fn prev_before(&self, x: u64) -> Option<(u64, u64)> {
-        self.map.range(..x).next_back().map(|(&a, &b)| (a, b))
+        let i = self.ranges.partition_point(|r| r.0 < x);
+        self.ranges.get(i.checked_sub(1)?).copied()
     }
 
     /// Ranges from the highest down.
     pub(crate) fn iter_rev(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
-        self.map.iter().rev().map(|(&a, &b)| (a, b))
+        self.ranges.iter().rev().copied()
     }
 
     /// Ranges from the lowest up.
     pub(crate) fn iter(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
-        self.map.iter().map(|(&a, &b)| (a, b))
+        self.ranges.iter().copied()
     }
 
-    /// Adds `[a, b)`, calling `newly(x, y)` for each piece that was not covered before, and
-    /// returns the number of newly covered units.
+    /// Adds `[a, b)`, calling `newly(x, y)` for each piece that was not covered before (lowest
+    /// first), and returns the number of newly covered units.
     pub(crate) fn insert(&mut self, a: u64, b: u64, mut newly: impl FnMut(u64, u64)) -> u64 {
         if a >= b {
             return 0;
         }
-        let mut start = a;
-        let mut end = b;
+        // The ranges that overlap or touch [a, b]: those ending at or after `a` and starting
+        // at or before `b`, indices i..j.
+        let (i, j) = match self.ranges.last() {
+            // Above everything (the common case: a SACK block past the highest range).
+            Some(&(_, e)) if e < a => (self.ranges.len(), self.ranges.len()),
+            None => (0, 0),
+            _ => (
+                self.ranges.partition_point(|r| r.1 < a),
+                self.ranges.partition_point(|r| r.0 <= b),
+            ),
+        };
+        if i == j {
+            newly(a, b);
+            self.ranges.insert(i, (a, b));
+            self.bytes += b - a;
+            return b - a;
+        }
+        let (first, last) = (self.ranges[i], self.ranges[j - 1]);
+        if j == i + 1 && first.0 <= a && first.1 >= b {
+            return 0;
+        }
         let mut cursor = a;
         let mut added = 0;
-        if let Some((&pa, &pb)) = self.map.range(..=a).next_back() {
-            if pb >= a {
-                if pb >= b {
-                    return 0;
-                }
-                self.map.remove(&pa);
-                self.bytes -= pb - pa;
-                start = pa;
-                cursor = pb;
-            }
-        }
-        while let Some((&sa, &sb)) = self.map.range((Excluded(a), Included(b))).next() {
+        for k in i..j {
+            let (sa, sb) = self.ranges[k];
             if sa > cursor {
                 newly(cursor, sa);
                 added += sa - cursor;
             }
             cursor = cursor.max(sb);
-            end = end.max(sb);
-            self.map.remove(&sa);
-            self.bytes -= sb - sa;
         }
         if cursor < b {
             newly(cursor, b);
             added += b - cursor;
         }
-        self.map.insert(start, end);
-        self.bytes += end - start;
+        self.ranges[i] = (first.0.min(a), last.1.max(b));
+        self.ranges.drain(i + 1..j);
+        self.bytes += added;
         added
     }
 
     /// Removes everything below `x`, calling `removed(p, q)` for each removed piece; returns
-    /// the number of units removed. Amortised O(log n) per range removed.
+    /// the number of units removed.
     pub(crate) fn remove_below(&mut self, x: u64, mut removed: impl FnMut(u64, u64)) -> u64 {
         let mut total = 0;
-        while let Some((&a, &b)) = self.map.first_key_value() {
+        let mut gone = 0;
+        for r in self.ranges.iter_mut() {
+            let (a, b) = *r;
             if a >= x {
                 break;
             }
-            self.map.remove(&a);
             if b > x {
-                self.map.insert(x, b);
+                *r = (x, b);
                 removed(a, x);
                 self.bytes -= x - a;
                 total += x - a;
@@ -129,6 +140,13 @@ impl IntervalSet {
             removed(a, b);
             self.bytes -= b - a;
             total += b - a;
+            gone += 1;
+        }
+        self.ranges.drain(..gone);
+        if self.ranges.is_empty() {
+            // Emptied: the buffer goes back, so that a finished flow's endpoints (kept for
+            // their results) hold none.
+            self.ranges = Vec::new();
         }
         total
     }
@@ -205,7 +223,10 @@ mod tests {
                 let a = next() % 290;
                 let b = a + next() % 10;
                 let before = bits.iter().filter(|&&b| b).count() as u64;
-                let n = s.insert(a, b, |_, _| {});
+                let mut got = Vec::new();
+                let n = s.insert(a, b, |x, y| got.extend(x..y));
+                let want: Vec<u64> = (a..b).filter(|&i| !bits[i as usize]).collect();
+                assert_eq!(got, want);
                 for bit in bits.iter_mut().take(b as usize).skip(a as usize) {
                     *bit = true;
                 }
@@ -216,6 +237,19 @@ mod tests {
             for (i, &bit) in bits.iter().enumerate() {
                 assert_eq!(s.containing(i as u64).is_some(), bit);
             }
+            // The ranges are the bitmap's maximal runs, in order, and the lookups agree.
+            let mut runs = Vec::new();
+            for (i, &bit) in bits.iter().enumerate() {
+                match runs.last_mut() {
+                    Some((_, e)) if bit && *e == i as u64 => *e += 1,
+                    _ if bit => runs.push((i as u64, i as u64 + 1)),
+                    _ => {}
+                }
+            }
+            assert_eq!(s.iter().collect::<Vec<_>>(), runs);
+            let x = next() % 310;
+            assert_eq!(s.next_from(x), runs.iter().copied().find(|r| r.0 >= x));
+            assert_eq!(s.prev_before(x), runs.iter().copied().rev().find(|r| r.0 < x));
         }
     }
 }
