@@ -3032,3 +3032,104 @@ fn ns3_highest_sack_moves_down_to_an_item_sacked_just_below_it() {
         assert_eq!(c.stats().fast_recoveries, recoveries, "{flavor:?}");
     }
 }
+
+#[test]
+fn ns3_a_head_resent_again_adds_nothing_to_the_pipe() {
+    // A 1,000-byte first segment, then full ones: twenty items out, the first two lost. The
+    // third duplicate ACK resends [0, 1448) (ns-3 3.37 resends a full segment from the head,
+    // across items) and, once the pipe allows, [1448, 2448). The partial ACK for 1448 finds
+    // no resent item ending one segment above it (`IsRetransmittedDataAcked`), no lost hole
+    // above HighRxt and no new data within the peer's window, so `DoRetransmit` resends
+    // [1448, 2448) again. `BytesInFlight` counts a resent item once (`m_retransOut` grows
+    // when `m_retrans` is first set): the pipe is 27,064 out - 14,480 SACKed - 1,000 lost
+    // + 1,000 resent = 12,584 bytes, below cwnd by 1,896, and one more segment (NextSeg's
+    // rule 3) goes. Counting the second resend again would leave 896 bytes, and no segment
+    // (change 43; `multihop` with a 100,000-byte buffer).
+    let cfg = TcpConfig {
+        init_cwnd: 20,
+        flavor: TcpFlavor::Ns3,
+        ..TcpConfig::default()
+    };
+    let (mut c, _s, mut out) = pair(cfg);
+    c.send(50, 1000, &mut out);
+    c.send(51, 40 * MSS, &mut out);
+    let sent = |out: &TcpOutput| -> Vec<(u32, u32)> {
+        out.packets
+            .iter()
+            .filter(|p| p.payload > 0)
+            .map(|p| (p.seq - 1001, p.payload))
+            .collect()
+    };
+    assert_eq!(sent(&out).len(), 20);
+    assert_eq!(sent(&out)[..2], [(0, 1000), (1000, MSS as u32)]);
+    // Item k's first byte (k >= 1).
+    let item = |k: u64| 1000 + (k - 1) * MSS;
+    let ack = |una: u64, sacked_to: u64, window: u64| {
+        let mut a = client_ack(1 + una, Some((1 + item(2), 1 + item(sacked_to))));
+        a.window = (window * MSS) as u32;
+        a
+    };
+    let mut resent = Vec::new();
+    for (i, k) in (3..=12).enumerate() {
+        out.clear();
+        c.on_packet(1_000 + i as u64, &ack(0, k, 20), &mut out);
+        resent.extend(sent(&out));
+    }
+    assert_eq!(resent, [(0, MSS as u32), (1448, 1000)]);
+    assert_eq!(c.cwnd(), 10 * MSS);
+    out.clear();
+    c.on_packet(2_000, &ack(MSS, 12, 18), &mut out);
+    assert_eq!(sent(&out), [(1448, 1000), (item(12) as u32, MSS as u32)]);
+}
+
+#[test]
+fn ns3_without_sack_an_ack_of_everything_leaves_no_guessed_sack() {
+    // Without SACK, a 1,000-byte first segment, then full ones: twenty items, the first two
+    // lost, eighteen duplicate ACKs (ns-3 3.37 guesses one more item arrived per duplicate,
+    // `AddRenoSack`), the head resent alone, a partial ACK, the second item resent, and an
+    // ACK of everything. ns-3's guesses live on items: with nothing outstanding none is left
+    // (change 44), so the application's next write goes out as cwnd allows (eleven segments)
+    // and the next ACK sends one new segment. A guess left over would take one segment out of
+    // the pipe (twelve sent) and mark the head lost (resent at the next ACK): `long-4`
+    // without SACK, with a 100,000-byte buffer.
+    let cfg = TcpConfig {
+        init_cwnd: 20,
+        flavor: TcpFlavor::Ns3,
+        sack: false,
+        ..TcpConfig::default()
+    };
+    let (mut c, _s, mut out) = pair(cfg);
+    c.send(50, 1000, &mut out);
+    c.send(51, 19 * MSS, &mut out);
+    let sent = |out: &TcpOutput| -> Vec<(u32, u32)> {
+        out.packets
+            .iter()
+            .filter(|p| p.payload > 0)
+            .map(|p| (p.seq - 1001, p.payload))
+            .collect()
+    };
+    assert_eq!(sent(&out).len(), 20);
+    let end = 1000 + 19 * MSS;
+    let mut t = 1_000;
+    let mut ack = |c: &mut TcpEndpoint, una: u64, out: &mut TcpOutput| {
+        out.clear();
+        t += 1;
+        c.on_packet(t, &client_ack(1 + una, None), out);
+        sent(out)
+    };
+    let mut resent = Vec::new();
+    for _ in 0..18 {
+        resent.extend(ack(&mut c, 0, &mut out));
+    }
+    assert_eq!(resent, [(0, 1000)]);
+    assert_eq!(ack(&mut c, 1000, &mut out), [(1000, MSS as u32)]);
+    assert_eq!(ack(&mut c, end, &mut out), []);
+    assert_eq!((c.bytes_in_flight(), c.cwnd()), (0, 11 * MSS));
+    out.clear();
+    c.send(5_000, 40 * MSS, &mut out);
+    let burst = sent(&out);
+    assert_eq!(burst.len(), 11);
+    assert_eq!(burst[0], (end as u32, MSS as u32));
+    let next = end + 11 * MSS;
+    assert_eq!(ack(&mut c, end + MSS, &mut out), [(next as u32, MSS as u32)]);
+}
