@@ -3044,7 +3044,8 @@ fn ns3_a_head_resent_again_adds_nothing_to_the_pipe() {
     // when `m_retrans` is first set): the pipe is 27,064 out - 14,480 SACKed - 1,000 lost
     // + 1,000 resent = 12,584 bytes, below cwnd by 1,896, and one more segment (NextSeg's
     // rule 3) goes. Counting the second resend again would leave 896 bytes, and no segment
-    // (change 43; `multihop` with a 100,000-byte buffer).
+    // (change 43; `multihop` with a 100,000-byte buffer). Without change 33 (the question
+    // asked of the items) the head would not be resent at all.
     let cfg = TcpConfig {
         init_cwnd: 20,
         flavor: TcpFlavor::Ns3,
