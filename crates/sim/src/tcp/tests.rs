@@ -3033,6 +3033,30 @@ fn ns3_highest_sack_moves_down_to_an_item_sacked_just_below_it() {
     }
 }
 
+/// A like-for-like client (initial window 20, SACK as given) whose application writes 1,000
+/// bytes and then `more`: a short first item, then full ones.
+fn ns3_short_head_client(sack: bool, more: u64) -> (TcpEndpoint, TcpOutput) {
+    let cfg = TcpConfig {
+        init_cwnd: 20,
+        flavor: TcpFlavor::Ns3,
+        sack,
+        ..TcpConfig::default()
+    };
+    let (mut c, _s, mut out) = pair(cfg);
+    c.send(50, 1000, &mut out);
+    c.send(51, more, &mut out);
+    (c, out)
+}
+
+/// The client's data segments in `out` as (offset of the first byte, payload bytes).
+fn data_sent(out: &TcpOutput) -> Vec<(u32, u32)> {
+    out.packets
+        .iter()
+        .filter(|p| p.payload > 0)
+        .map(|p| (p.seq - 1001, p.payload))
+        .collect()
+}
+
 #[test]
 fn ns3_a_head_resent_again_adds_nothing_to_the_pipe() {
     // A 1,000-byte first segment, then full ones: twenty items out, the first two lost. The
@@ -3046,23 +3070,9 @@ fn ns3_a_head_resent_again_adds_nothing_to_the_pipe() {
     // rule 3) goes. Counting the second resend again would leave 896 bytes, and no segment
     // (change 43; `multihop` with a 100,000-byte buffer). Without change 33 (the question
     // asked of the items) the head would not be resent at all.
-    let cfg = TcpConfig {
-        init_cwnd: 20,
-        flavor: TcpFlavor::Ns3,
-        ..TcpConfig::default()
-    };
-    let (mut c, _s, mut out) = pair(cfg);
-    c.send(50, 1000, &mut out);
-    c.send(51, 40 * MSS, &mut out);
-    let sent = |out: &TcpOutput| -> Vec<(u32, u32)> {
-        out.packets
-            .iter()
-            .filter(|p| p.payload > 0)
-            .map(|p| (p.seq - 1001, p.payload))
-            .collect()
-    };
-    assert_eq!(sent(&out).len(), 20);
-    assert_eq!(sent(&out)[..2], [(0, 1000), (1000, MSS as u32)]);
+    let (mut c, mut out) = ns3_short_head_client(true, 40 * MSS);
+    assert_eq!(data_sent(&out).len(), 20);
+    assert_eq!(data_sent(&out)[..2], [(0, 1000), (1000, MSS as u32)]);
     // Item k's first byte (k >= 1).
     let item = |k: u64| 1000 + (k - 1) * MSS;
     let ack = |una: u64, sacked_to: u64, window: u64| {
@@ -3074,13 +3084,13 @@ fn ns3_a_head_resent_again_adds_nothing_to_the_pipe() {
     for (i, k) in (3..=12).enumerate() {
         out.clear();
         c.on_packet(1_000 + i as u64, &ack(0, k, 20), &mut out);
-        resent.extend(sent(&out));
+        resent.extend(data_sent(&out));
     }
     assert_eq!(resent, [(0, MSS as u32), (1448, 1000)]);
     assert_eq!(c.cwnd(), 10 * MSS);
     out.clear();
     c.on_packet(2_000, &ack(MSS, 12, 18), &mut out);
-    assert_eq!(sent(&out), [(1448, 1000), (item(12) as u32, MSS as u32)]);
+    assert_eq!(data_sent(&out), [(1448, 1000), (item(12) as u32, MSS as u32)]);
 }
 
 #[test]
@@ -3093,30 +3103,15 @@ fn ns3_without_sack_an_ack_of_everything_leaves_no_guessed_sack() {
     // and the next ACK sends one new segment. A guess left over would take one segment out of
     // the pipe (twelve sent) and mark the head lost (resent at the next ACK): `long-4`
     // without SACK, with a 100,000-byte buffer.
-    let cfg = TcpConfig {
-        init_cwnd: 20,
-        flavor: TcpFlavor::Ns3,
-        sack: false,
-        ..TcpConfig::default()
-    };
-    let (mut c, _s, mut out) = pair(cfg);
-    c.send(50, 1000, &mut out);
-    c.send(51, 19 * MSS, &mut out);
-    let sent = |out: &TcpOutput| -> Vec<(u32, u32)> {
-        out.packets
-            .iter()
-            .filter(|p| p.payload > 0)
-            .map(|p| (p.seq - 1001, p.payload))
-            .collect()
-    };
-    assert_eq!(sent(&out).len(), 20);
+    let (mut c, mut out) = ns3_short_head_client(false, 19 * MSS);
+    assert_eq!(data_sent(&out).len(), 20);
     let end = 1000 + 19 * MSS;
     let mut t = 1_000;
     let mut ack = |c: &mut TcpEndpoint, una: u64, out: &mut TcpOutput| {
         out.clear();
         t += 1;
         c.on_packet(t, &client_ack(1 + una, None), out);
-        sent(out)
+        data_sent(out)
     };
     let mut resent = Vec::new();
     for _ in 0..18 {
@@ -3128,7 +3123,7 @@ fn ns3_without_sack_an_ack_of_everything_leaves_no_guessed_sack() {
     assert_eq!((c.bytes_in_flight(), c.cwnd()), (0, 11 * MSS));
     out.clear();
     c.send(5_000, 40 * MSS, &mut out);
-    let burst = sent(&out);
+    let burst = data_sent(&out);
     assert_eq!(burst.len(), 11);
     assert_eq!(burst[0], (end as u32, MSS as u32));
     let next = end + 11 * MSS;
