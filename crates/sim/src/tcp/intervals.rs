@@ -81,14 +81,15 @@ impl IntervalSet {
         }
         // The ranges that overlap or touch [a, b]: those ending at or after `a` and starting
         // at or before `b`, indices i..j.
-        let (i, j) = match self.ranges.last() {
+        let n = self.ranges.len();
+        let (i, j) = if self.ranges.last().is_none_or(|r| r.1 < a) {
             // Above everything (the common case: a SACK block past the highest range).
-            Some(&(_, e)) if e < a => (self.ranges.len(), self.ranges.len()),
-            None => (0, 0),
-            _ => (
+            (n, n)
+        } else {
+            (
                 self.ranges.partition_point(|r| r.1 < a),
                 self.ranges.partition_point(|r| r.0 <= b),
-            ),
+            )
         };
         if i == j {
             newly(a, b);
