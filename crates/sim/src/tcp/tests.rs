@@ -3107,12 +3107,7 @@ fn ns3_without_sack_an_ack_of_everything_leaves_no_guessed_sack() {
     assert_eq!(data_sent(&out).len(), 20);
     let end = 1000 + 19 * MSS;
     let mut t = 1_000;
-    let mut ack = |c: &mut TcpEndpoint, una: u64, out: &mut TcpOutput| {
-        out.clear();
-        t += 1;
-        c.on_packet(t, &client_ack(1 + una, None), out);
-        data_sent(out)
-    };
+    let mut ack = |c: &mut TcpEndpoint, una: u64, out: &mut TcpOutput| ns3_ack(c, &mut t, una, None, out);
     let mut resent = Vec::new();
     for _ in 0..18 {
         resent.extend(ack(&mut c, 0, &mut out));
@@ -3128,4 +3123,80 @@ fn ns3_without_sack_an_ack_of_everything_leaves_no_guessed_sack() {
     assert_eq!(burst[0], (end as u32, MSS as u32));
     let next = end + 11 * MSS;
     assert_eq!(ack(&mut c, end + MSS, &mut out), [(next as u32, MSS as u32)]);
+}
+
+/// Feeds the client an ACK of offset `una` with one SACK block `[a, b)` (offsets of the
+/// stream's bytes) at a time after the last, and returns its data segments.
+fn ns3_ack(
+    c: &mut TcpEndpoint,
+    t: &mut Time,
+    una: u64,
+    sack: Option<(u64, u64)>,
+    out: &mut TcpOutput,
+) -> Vec<(u32, u32)> {
+    out.clear();
+    *t += 1;
+    c.on_packet(*t, &client_ack(1 + una, sack.map(|(a, b)| (1 + a, 1 + b))), out);
+    data_sent(out)
+}
+
+#[test]
+fn ns3_a_resend_that_outlives_its_recovery_counts_twice() {
+    // A 1,000-byte first segment, then full ones: twenty out, the first two lost, the rest
+    // SACKed one by one. Two limited transmits, then recovery (cwnd 10 segments, recovery
+    // point 31,408); once no new data is left, NextSeg's rule 3 resends the unSACKed segments
+    // above the highest SACK, [31408, 32856) among them, above the recovery point. The ACK of
+    // 31,408 ends the recovery with that segment outstanding, sent twice; ns-3 3.37's
+    // `BytesInFlight` counts both copies while its `m_retrans` flag lasts (change 37), so the
+    // application's next write goes out as 10 segments into cwnd's 12, not 11
+    // (`l4-rcvbuf100k`).
+    let (mut c, mut out) = ns3_short_head_client(true, 22 * MSS);
+    assert_eq!(data_sent(&out).len(), 20);
+    let item = |k: u64| 1000 + (k - 1) * MSS;
+    let mut t = 1_000;
+    for k in 3..=20 {
+        ns3_ack(&mut c, &mut t, 0, Some((item(2), item(k))), &mut out);
+    }
+    assert_eq!(c.stats().fast_recoveries, 1);
+    let resent = ns3_ack(&mut c, &mut t, item(2), Some((item(2), item(20))), &mut out);
+    assert_eq!(resent, [(item(21) as u32, MSS as u32), (item(22) as u32, MSS as u32)]);
+    assert!(ns3_ack(&mut c, &mut t, item(22), None, &mut out).is_empty());
+    assert_eq!((c.bytes_in_flight(), c.cwnd()), (MSS, 12 * MSS));
+    out.clear();
+    c.send(5_000, 40 * MSS, &mut out);
+    let burst = data_sent(&out);
+    assert_eq!(burst.len(), 10, "{burst:?}");
+    assert_eq!(burst[0], (item(23) as u32, MSS as u32));
+}
+
+#[test]
+fn ns3_the_ack_that_ends_a_recovery_counts_whole_segments() {
+    // A 1,000-byte first segment, eighteen full ones and a 500-byte tail. The ACK of the first
+    // leaves its 1,000 bytes waiting for a whole segment (`m_bytesAckedNotProcessed`); the
+    // second segment is lost, recovery halves cwnd to 10 segments, and the ACK of everything
+    // (18 segments and 500 bytes) ends it. ns-3 3.37 hands the congestion control
+    // `(ACK - SND.UNA) / segment size` = 18 segments there (change 38), not the 19 that the
+    // remainder's 1,500 bytes would make: cwnd grows to 11 segments with 8 of 11 counted,
+    // and to 12 at the third ACK after, not the second.
+    let (mut c, mut out) = ns3_short_head_client(true, 18 * MSS + 500);
+    let end = 1000 + 18 * MSS + 500;
+    assert_eq!(data_sent(&out).last(), Some(&(end as u32 - 500, 500)));
+    let item = |k: u64| 1000 + (k - 1) * MSS;
+    let mut t = 1_000;
+    ns3_ack(&mut c, &mut t, 1000, None, &mut out);
+    for k in 3..=6 {
+        ns3_ack(&mut c, &mut t, 1000, Some((item(2), item(k))), &mut out);
+    }
+    assert_eq!(c.cwnd(), 10 * MSS);
+    ns3_ack(&mut c, &mut t, end, None, &mut out);
+    assert_eq!(c.cwnd(), 11 * MSS);
+    out.clear();
+    c.send(5_000, 40 * MSS, &mut out);
+    let cwnds: Vec<u64> = (1..=3)
+        .map(|i| {
+            ns3_ack(&mut c, &mut t, end + i * MSS, None, &mut out);
+            c.cwnd() / MSS
+        })
+        .collect();
+    assert_eq!(cwnds, [11, 11, 12]);
 }
