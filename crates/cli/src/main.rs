@@ -365,6 +365,14 @@ fn run(cli: Cli) -> Result<(), CliError> {
     }
 }
 
+/// The process's allocator: mimalloc, which backs its heap with transparent huge pages where
+/// the kernel allows them (`madvise` mode, as Debian's default). At data-center scale the
+/// simulator touches tens of megabytes of ports, packets and TCP state scattered over the
+/// heap, and with 4 KiB pages a large part of its time went to TLB misses
+/// (docs/benchmarks.md).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     if matches!(

@@ -14,6 +14,10 @@
 
 use tandem_sim::validation;
 
+/// The same allocator as the `tandem` binary's, so that the speed rows time what users run.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let quick = args.iter().any(|a| a == "--quick");
