@@ -11,6 +11,11 @@
 #
 # The base must understand the scenario (`tandem sim check` is run with it first): the
 # permutation workload exists from the commit that added this script on.
+#
+# PAIRED=1 runs each base/HEAD pair at the same time instead, one binary pinned to each of
+# the first two cores (swapped from pair to pair), and prints each pair's ratio too: on a
+# shared VM whose speed drifts within minutes both binaries then see the same machine (each
+# with half the memory bandwidth, so the times are longer than single runs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 base=${1:?usage: bench/sim-base-vs-head.sh BASE [SCENARIO] [REPS]}
@@ -34,11 +39,12 @@ cp bench/out/base-target/release/tandem "$work/tandem-base"
 "$work/tandem-base" sim check "$scenario" >/dev/null \
   || { echo "$base_rev cannot read $scenario (above); pick a later base" >&2; exit 2; }
 
-run() { # label binary rep
-  local dir="$out/$1-$3"
+run() { # label binary rep [core]
+  local dir="$out/$1-$3" pin=()
+  [ -n "${4:-}" ] && pin=(taskset -c "$4")
   rm -rf "$dir"
-  /usr/bin/time -f "%e %M" -o "$work/time" "$2" sim run "$scenario" --out "$dir" -q >/dev/null
-  read -r wall rss < "$work/time"
+  "${pin[@]}" /usr/bin/time -f "%e %M" -o "$work/time-$1" "$2" sim run "$scenario" --out "$dir" -q >/dev/null
+  read -r wall rss < "$work/time-$1"
   python3 - "$dir/summary.json" "$1" "$wall" "$rss" <<'PY'
 import json, sys
 s = json.load(open(sys.argv[1]))
@@ -47,18 +53,32 @@ print(f"{sys.argv[2]} {wall:.2f} {s['events'] / wall:.0f} {s['delivered_bytes']}
 PY
 }
 : > "$work/rows"
+paired=${PAIRED:-0}
+if [ "$paired" = 1 ]; then
+  command -v taskset >/dev/null || { echo "PAIRED=1 needs taskset (util-linux)" >&2; exit 2; }
+  [ "$(nproc)" -ge 2 ] || { echo "PAIRED=1 needs two cores" >&2; exit 2; }
+fi
 for i in $(seq 1 "$reps"); do
-  run base "$work/tandem-base" "$i" >> "$work/rows"
-  run head "$work/tandem-head" "$i" >> "$work/rows"
+  if [ "$paired" = 1 ]; then
+    a=$(( i % 2 )); b=$(( 1 - a ))
+    run base "$work/tandem-base" "$i" "$a" > "$work/row-base" &
+    run head "$work/tandem-head" "$i" "$b" > "$work/row-head"
+    wait
+    cat "$work/row-base" "$work/row-head" >> "$work/rows"
+  else
+    run base "$work/tandem-base" "$i" >> "$work/rows"
+    run head "$work/tandem-head" "$i" >> "$work/rows"
+  fi
 done
 same=yes
 cmp -s "$out/base-1/summary.json" "$out/head-1/summary.json" || same=no
 
-python3 - "$work/rows" "$base_rev" "$head_rev" "$scenario" "$same" <<'PY'
+python3 - "$work/rows" "$base_rev" "$head_rev" "$scenario" "$same" "$paired" <<'PY'
 import statistics, sys
 rows = [l.split() for l in open(sys.argv[1])]
-base, head, scenario, same = sys.argv[2:6]
-print(f"{scenario}, {len(rows) // 2} runs each, alternating, on {open('/proc/cpuinfo').read().count('processor')} cores\n")
+base, head, scenario, same, paired = sys.argv[2:7]
+how = "in pairs at the same time, one per core" if paired == "1" else "alternating"
+print(f"{scenario}, {len(rows) // 2} runs each, {how}, on {open('/proc/cpuinfo').read().count('processor')} cores\n")
 print("| commit | wall (s) | events/s | delivered bytes | peak RSS (MiB) |")
 print("|---|---|---|---|---|")
 for label, wall, eps, delivered, rss, _ in rows:
@@ -66,5 +86,8 @@ for label, wall, eps, delivered, rss, _ in rows:
     print(f"| {rev} ({label}) | {float(wall):.2f} | {float(eps) / 1e6:.2f} M | {int(delivered):,} | {float(rss):.1f} |")
 med = lambda label: statistics.median(float(r[1]) for r in rows if r[0] == label)
 print(f"\nmedian wall: {base} {med('base'):.2f} s, {head} {med('head'):.2f} s: HEAD is {med('base') / med('head'):.2f}x the base's speed")
+if paired == "1":
+    ratios = [float(b[1]) / float(h[1]) for b, h in zip(rows[0::2], rows[1::2])]
+    print("per pair: " + ", ".join(f"{r:.2f}x" for r in ratios) + f" (median {statistics.median(ratios):.2f}x)")
 print(f"summary.json identical: {same}")
 PY
