@@ -62,8 +62,9 @@ for i in $(seq 1 "$reps"); do
   if [ "$paired" = 1 ]; then
     a=$(( i % 2 )); b=$(( 1 - a ))
     run base "$work/tandem-base" "$i" "$a" > "$work/row-base" &
+    pid=$!
     run head "$work/tandem-head" "$i" "$b" > "$work/row-head"
-    wait
+    wait "$pid" # a failed base run stops the script, as in the alternating mode
     cat "$work/row-base" "$work/row-head" >> "$work/rows"
   else
     run base "$work/tandem-base" "$i" >> "$work/rows"

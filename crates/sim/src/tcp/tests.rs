@@ -3048,6 +3048,11 @@ fn ns3_short_head_client(sack: bool, more: u64) -> (TcpEndpoint, TcpOutput) {
     (c, out)
 }
 
+/// The first byte of item `k` (k >= 1) of [`ns3_short_head_client`]'s stream.
+fn item(k: u64) -> u64 {
+    1000 + (k - 1) * MSS
+}
+
 /// The client's data segments in `out` as (offset of the first byte, payload bytes).
 fn data_sent(out: &TcpOutput) -> Vec<(u32, u32)> {
     out.packets
@@ -3073,8 +3078,6 @@ fn ns3_a_head_resent_again_adds_nothing_to_the_pipe() {
     let (mut c, mut out) = ns3_short_head_client(true, 40 * MSS);
     assert_eq!(data_sent(&out).len(), 20);
     assert_eq!(data_sent(&out)[..2], [(0, 1000), (1000, MSS as u32)]);
-    // Item k's first byte (k >= 1).
-    let item = |k: u64| 1000 + (k - 1) * MSS;
     let ack = |una: u64, sacked_to: u64, window: u64| {
         let mut a = client_ack(1 + una, Some((1 + item(2), 1 + item(sacked_to))));
         a.window = (window * MSS) as u32;
@@ -3152,7 +3155,6 @@ fn ns3_a_resend_that_outlives_its_recovery_counts_twice() {
     // (`l4-rcvbuf100k`).
     let (mut c, mut out) = ns3_short_head_client(true, 22 * MSS);
     assert_eq!(data_sent(&out).len(), 20);
-    let item = |k: u64| 1000 + (k - 1) * MSS;
     let mut t = 1_000;
     for k in 3..=20 {
         ns3_ack(&mut c, &mut t, 0, Some((item(2), item(k))), &mut out);
@@ -3181,7 +3183,6 @@ fn ns3_the_ack_that_ends_a_recovery_counts_whole_segments() {
     let (mut c, mut out) = ns3_short_head_client(true, 18 * MSS + 500);
     let end = 1000 + 18 * MSS + 500;
     assert_eq!(data_sent(&out).last(), Some(&(end as u32 - 500, 500)));
-    let item = |k: u64| 1000 + (k - 1) * MSS;
     let mut t = 1_000;
     ns3_ack(&mut c, &mut t, 1000, None, &mut out);
     for k in 3..=6 {
