@@ -27,6 +27,11 @@ pub struct Port {
     /// Transmission times rounded to the nearest nanosecond, as ns-3's clock holds them
     /// (`DataRate::CalculateBytesTxTime`): the like-for-like mode's links (`flavor = "ns3"`).
     pub(crate) ns_grid: bool,
+    /// Transmits directly: each packet's transmission is fixed as it joins the queue and its
+    /// arrival at the far end scheduled at once, with no event for the transmission's end
+    /// (`Sim::enqueue_direct`; which ports qualify: `Sim::decide_direct`). `busy` and `done`
+    /// are unused then.
+    pub(crate) direct: bool,
     /// Its port.
     pub peer_port: u16,
     /// The node at the other end.
@@ -36,6 +41,9 @@ pub struct Port {
     /// (nothing was waiting when it started): its time and reserved sequence number; sequence
     /// 0 when there is none (see `Sim::start_tx`).
     pub(crate) done: (Time, u64),
+    /// A direct port: when its last transmission fixed so far ends (the next starts then at
+    /// the earliest).
+    pub(crate) free_at: Time,
     /// `(rate, ps)`: at `link.rate_bps == rate`, one byte takes exactly `ps` picoseconds
     /// (`ps == 0`: not a whole number; use [`tx_time`]).
     pub(crate) ps_per_byte: (u64, u64),
@@ -65,6 +73,8 @@ impl Port {
             link,
             busy: false,
             done: (0, 0),
+            free_at: 0,
+            direct: false,
             tap: None,
             pausable: false,
             notify_idle: false,

@@ -724,6 +724,34 @@ impl EgressQueues {
         Some(e)
     }
 
+    /// A direct port's packet just queued (the last of class 0) starts its transmission at
+    /// `start`: kept in its entry in place of its last bit, which the port no longer needs
+    /// ([`EgressQueues::release_started`]).
+    #[inline]
+    pub(crate) fn set_tail_start(&mut self, start: Time) {
+        if let Some(e) = self.first.q.back_mut() {
+            e.last_bit = start;
+        }
+    }
+
+    /// A direct port's packets whose transmissions started by `now` leave the queue, each at
+    /// its start (so counters, delays and RED's idle time read as if the port had taken them
+    /// then).
+    #[inline]
+    pub(crate) fn release_started(&mut self, now: Time, buf: &mut SharedBuffer) {
+        while let Some(&Queued { last_bit: start, .. }) = self.first.q.front() {
+            if start > now {
+                break;
+            }
+            self.dequeue(start, buf);
+        }
+    }
+
+    /// True for a port with one class (first-in first-out).
+    pub(crate) fn single_class(&self) -> bool {
+        self.rest.is_empty()
+    }
+
     /// Drops every packet waiting (the port's link failed), counting each for `r`; their ids
     /// go to `dropped` for the caller to free.
     pub fn drop_all(&mut self, buf: &mut SharedBuffer, r: DropReason, dropped: &mut Vec<PacketId>) {

@@ -371,6 +371,123 @@ mod tests {
         sc
     }
 
+    /// Two ports' worth of uneven links into one switch port (no two links alike, so that
+    /// no two independent events fall on the same picosecond): `cc` with the switch queue's
+    /// `marking`.
+    fn uneven_star(cc: &str, marking: &str) -> Scenario {
+        let text = format!(
+            r#"
+name = "uneven-{cc}"
+seed = 7
+duration = "300ms"
+[topology]
+kind = "star"
+hosts = 6
+link = {{ rate = "9973Mbps", delay = "24987ns" }}
+host_links = {{ h0 = {{ rate = "1000Mbps", delay = "25011ns" }}, h1 = {{ rate = "7919Mbps", delay = "11003ns" }}, h2 = {{ rate = "4999Mbps", delay = "3301ns" }}, h3 = {{ rate = "997Mbps", delay = "41017ns" }}, h5 = {{ rate = "2003Mbps", delay = "17389ns" }} }}
+[switch.queue]
+limit_packets = 40
+{marking}
+[tcp]
+cc = "{cc}"
+sack = true
+[[flows]]
+kind = "bulk"
+pairs = [["h1", "h0"], ["h2", "h0"]]
+bytes = "3MB"
+[[flows]]
+kind = "bulk"
+pairs = [["h3", "h0"]]
+bytes = "2MB"
+start = "3137us"
+[[flows]]
+kind = "bulk"
+pairs = [["h4", "h0"], ["h0", "h5"]]
+bytes = "5MB"
+start = "11071us"
+[output]
+queue_sample_interval = "97us"
+plots = false
+"#
+        );
+        Scenario::parse(&text, "t.toml", "t", Path::new("."), &[]).expect("scenario")
+    }
+
+    /// Ports that transmit directly (`Sim::enqueue_direct`: each packet's transmission fixed
+    /// as it is queued, no `TxDone`) give the same run as ports that take their packets at
+    /// each transmission's end, where no two independent events share a time (then only the
+    /// order of ties may differ): drop-tail NewReno and threshold-marked DCTCP through one
+    /// congested port, with drops, recoveries and queue samples, run in uneven steps, give the
+    /// same output files byte for byte with a fraction of the events.
+    #[test]
+    fn direct_transmission_changes_nothing_but_the_order_of_ties() {
+        for sc in [
+            uneven_star("newreno", ""),
+            uneven_star("dctcp", "marking = { kind = \"threshold\", k_packets = 12 }"),
+        ] {
+            let name = sc.name.as_str();
+            let mut sims = [build(&sc, None).expect(name), build(&sc, None).expect(name)];
+            sims[1].without_direct_ports();
+            let end = sc.duration;
+            let (mut t, mut step) = (0, end / 89 + 7_777);
+            loop {
+                t = (t + step).min(end);
+                step = step * 7 / 5 % (end / 9 + 1) + 1;
+                let more: Vec<bool> = sims.iter_mut().map(|s| s.run_until(t)).collect();
+                assert_eq!(more[0], more[1], "{name} at {t}");
+                assert_eq!(sims[0].now(), sims[1].now(), "{name} at {t}");
+                if t >= end || !more[0] {
+                    break;
+                }
+            }
+            let events = [sims[0].events_processed(), sims[1].events_processed()];
+            assert!(events[0] * 10 < events[1] * 8, "{name}: {events:?} events");
+            let dirs: Vec<std::path::PathBuf> = (0..2)
+                .map(|i| std::env::temp_dir().join(format!("tandem-direct-{}-{name}-{i}", std::process::id())))
+                .collect();
+            for (sim, dir) in sims.iter_mut().zip(&dirs) {
+                std::fs::create_dir_all(dir).unwrap();
+                write_results(&sc, sim, dir, end).expect(name);
+            }
+            let summary = std::fs::read_to_string(dirs[0].join("summary.json")).unwrap();
+            let busy = if name.contains("dctcp") {
+                "\"ecn_marked\": 0,"
+            } else {
+                "\"drops\": 0,"
+            };
+            assert!(
+                !summary.contains(busy),
+                "{name}: the port must overflow or mark: {summary}"
+            );
+            let mut files: Vec<_> = std::fs::read_dir(&dirs[0])
+                .unwrap()
+                .map(|e| e.unwrap().file_name())
+                .collect();
+            files.sort();
+            assert!(files.len() >= 3, "{files:?}");
+            for f in &files {
+                let a = std::fs::read(dirs[0].join(f)).unwrap();
+                let b = std::fs::read(dirs[1].join(f)).unwrap();
+                if f.to_str() == Some("summary.json") {
+                    // The summary counts events: the same apart from that line.
+                    let strip = |v: &[u8]| {
+                        String::from_utf8_lossy(v)
+                            .lines()
+                            .filter(|l| !l.contains("\"events\""))
+                            .collect::<Vec<_>>()
+                            .join("\n")
+                    };
+                    assert_eq!(strip(&a), strip(&b), "{name}: summary differs");
+                } else {
+                    assert!(a == b, "{name}: {f:?} differs");
+                }
+            }
+            for d in &dirs {
+                std::fs::remove_dir_all(d).unwrap();
+            }
+        }
+    }
+
     /// A transmission's end without a scheduled `TxDone` when nothing waits (`Sim::start_tx`)
     /// changes nothing: the validation scenarios (drop-tail, RED, ECN, DCTCP, incast, a
     /// multi-hop path, web search on a leaf-spine) and cut-through switches, run in uneven
@@ -396,6 +513,8 @@ mod tests {
         for sc in &scenarios {
             let name = sc.name.as_str();
             let mut sims = [build(sc, None).expect(name), build(sc, None).expect(name)];
+            // (Ports that transmit directly have no transmission ends at all: the test below.)
+            sims[0].without_direct_ports();
             sims[1].schedule_every_tx_done();
             let end = sc.duration;
             let mut t = 0;

@@ -178,6 +178,19 @@ pub struct Sim {
     /// when a node may have changed ([`Sim::node_mut`]).
     cut_header: Vec<u32>,
     cut_header_stale: bool,
+    /// Which ports transmit directly ([`Port::direct`]) has been decided for what the
+    /// simulation holds now ([`Sim::decide_direct`]); cleared by whatever may change it.
+    direct_decided: bool,
+    /// A model was attached to some switch, in this partition or another (a model may hold,
+    /// pause or reroute packets: no port transmits directly).
+    models_anywhere: bool,
+    /// A link change was scheduled (a failed link drops what waits on it: no port transmits
+    /// directly).
+    link_events: bool,
+    /// False: no port transmits directly (the tests' reference).
+    direct_ports: bool,
+    /// Ports that transmit directly now.
+    direct_count: usize,
 }
 
 /// [`Sim::cut_header`] of a node that takes whole frames (a host, or a store-and-forward
@@ -348,6 +361,11 @@ impl Sim {
             any_model: false,
             cut_header: Vec::new(),
             cut_header_stale: true,
+            direct_decided: false,
+            models_anywhere: false,
+            link_events: false,
+            direct_ports: true,
+            direct_count: 0,
         }
     }
 
@@ -360,6 +378,8 @@ impl Sim {
     /// Attaches a model to a switch (replacing any other) and applies its watched byte and packet
     /// levels.
     pub fn attach_model(&mut self, node: NodeId, model: Box<dyn SwitchModel>) {
+        self.models_anywhere = true;
+        self.direct_decided = false;
         if !self.owns(node) {
             // Another partition runs it: only what the neighbours see of it applies here.
             return self.shape_for_model(node, model.as_ref());
@@ -408,6 +428,7 @@ impl Sim {
     pub fn set_switch_queues(&mut self, node: NodeId, cfg: QueueConfig) {
         let seed = self.seed;
         let like_for_like = self.tcp_cfg.flavor == TcpFlavor::Ns3;
+        self.direct_decided = false;
         for (j, p) in self.nodes[node.0 as usize].ports.iter_mut().enumerate() {
             p.queues = port_queues(cfg, p.link.rate_bps, seed, node, j as u16, like_for_like);
         }
@@ -415,6 +436,7 @@ impl Sim {
 
     /// Adds a pcap tap on the egress of `node`'s `port`: every packet it sends is written.
     pub fn add_tap(&mut self, node: NodeId, port: u16, tap: Tap) {
+        self.direct_decided = false;
         self.taps.push(tap);
         // Tap numbers fit 32 bits: a tap is a file, and the ports that could have one do too.
         self.nodes[node.0 as usize].ports[usize::from(port)].tap = u32::try_from(self.taps.len() - 1).ok();
@@ -445,6 +467,7 @@ impl Sim {
     /// Mutable access to a node (install table rules before a run, ...).
     pub fn node_mut(&mut self, id: NodeId) -> &mut Node {
         self.cut_header_stale = true;
+        self.direct_decided = false;
         &mut self.nodes[id.0 as usize]
     }
     /// Flow specs and results, in flow-id order.
@@ -497,6 +520,9 @@ impl Sim {
         if self.cut_header_stale {
             self.refresh_cut_header();
         }
+        if !self.direct_decided {
+            self.decide_direct();
+        }
         while let Some((t, ev)) = self.events.pop_until(until) {
             if let Some((_, e)) = self.events.upcoming(PREFETCH_AHEAD) {
                 self.prefetch(e);
@@ -528,6 +554,7 @@ impl Sim {
     /// an event go idle, and time stands at `until` (true) or at the last event when nothing
     /// is left (false).
     pub(crate) fn settle(&mut self, until: Time) -> bool {
+        self.release_direct(until);
         if self.unscheduled_done > 0 {
             // The transmissions that ended by `until` without a scheduled `TxDone`: the port
             // went idle then, as the event would have made it (counted as one, and the last
@@ -558,6 +585,15 @@ impl Sim {
     #[cfg(test)]
     pub(crate) fn schedule_every_tx_done(&mut self) {
         self.elide_tx_done = false;
+        self.direct_decided = false;
+    }
+
+    /// Lets no port transmit directly (the reference the tests compare direct ports with; see
+    /// [`Sim::enqueue_direct`]).
+    #[cfg(test)]
+    pub(crate) fn without_direct_ports(&mut self) {
+        self.direct_ports = false;
+        self.direct_decided = false;
     }
 
     /// True when an event is pending after the one being handled, counting the ends of
@@ -636,6 +672,8 @@ impl Sim {
     /// ([`SwitchModel::on_link_change`]). A frame that was on the wire when its link failed
     /// and would arrive after the link came back is delivered.
     pub fn schedule_link(&mut self, at: Time, node: NodeId, port: u16, up: bool) {
+        self.link_events = true;
+        self.direct_decided = false;
         if let Some(p) = &mut self.part {
             p.cur = p.link_node;
         }
@@ -743,7 +781,10 @@ impl Sim {
             let n = &mut self.nodes[n.0 as usize];
             let p = &mut n.ports[usize::from(q)];
             p.down = !up;
-            if !up {
+            if !up && !p.direct {
+                // (A direct port's queued packets are on their way already: a link change
+                // scheduled once the run had begun finds them committed; those that reach the
+                // far end while the link is down are lost there.)
                 p.queues.drop_all(&mut n.buffer, DropReason::LinkDown, &mut dropped);
             }
         }
@@ -872,6 +913,7 @@ impl Sim {
     }
 
     fn sample(&mut self) {
+        self.release_direct(self.now);
         if !self.options.sample_ports.is_empty() {
             for &(node, port) in &self.options.sample_ports {
                 if !self.owns(node) {
@@ -946,6 +988,9 @@ impl Sim {
         };
         if p.down {
             return self.refuse_on_down_link(node, port, pkt);
+        }
+        if p.direct {
+            return self.enqueue_direct(node, port, pkt, last_bit);
         }
         let waiting = p.queues.packets();
         let adm = p
@@ -1086,11 +1131,20 @@ impl Sim {
                 self.nodes[node.0 as usize].ports[usize::from(port)].ser_time(u64::from(header_bytes.min(q.size)));
             (now + delay + header).min(last_bit)
         };
+        self.launch(q.pkt, peer, peer_port, at, last_bit);
+        self.check_level(node, port);
+    }
+
+    /// Sends `pkt` over a link to `peer`'s port `peer_port`, where it arrives at `at` (its
+    /// last bit at `last_bit`): an `Arrive` event, or in a partitioned run a transfer to the
+    /// partition that owns the far end.
+    #[inline]
+    fn launch(&mut self, pkt: PacketId, peer: NodeId, peer_port: u16, at: Time, last_bit: Time) {
         if let Some(part) = self.part.as_deref_mut().filter(|x| x.owner[peer.0 as usize] != x.index) {
             // The far end is another partition's: the packet goes to it, with its order key.
             let key = part.next_key();
-            let frame = self.pool.take_frame(q.pkt);
-            let packet = self.pool.remove(q.pkt);
+            let frame = self.pool.take_frame(pkt);
+            let packet = self.pool.remove(pkt);
             part.outbox.push(Transfer {
                 at,
                 key,
@@ -1103,18 +1157,119 @@ impl Sim {
                 },
             });
         } else {
-            let rest = self.rest(q.pkt, at, last_bit);
+            let rest = self.rest(pkt, at, last_bit);
             self.push_event(
                 at,
                 Event::Arrive {
                     node: peer,
                     port: peer_port,
-                    pkt: q.pkt,
+                    pkt,
                     rest,
                 },
             );
         }
-        self.check_level(node, port);
+    }
+
+    /// [`Sim::enqueue`] on a port that transmits directly ([`Port::direct`]): the packet's
+    /// transmission is fixed as it joins the queue. Its queue is first-in first-out, one class,
+    /// never paused, so a packet starts when the packet before it ends (or now, when the port
+    /// is free) whatever comes after it: the start and end are known now, and its arrival at
+    /// the far end is scheduled at once. No `TxDone` event is needed; the packet stays counted
+    /// in the queue until its start (released lazily: [`EgressQueues::release_started`]).
+    #[inline]
+    fn enqueue_direct(&mut self, node: NodeId, port: u16, pkt: PacketId, last_bit: Time) {
+        let now = self.now;
+        let n = &mut self.nodes[node.0 as usize];
+        let p = &mut n.ports[usize::from(port)];
+        p.queues.release_started(now, &mut n.buffer);
+        let waiting = p.queues.packets();
+        let packet = self.pool.get_mut(pkt);
+        let size = packet.size;
+        let adm = p.queues.enqueue(pkt, packet, last_bit, now, &mut n.buffer);
+        if self.qtrace && n.kind == NodeKind::Switch {
+            self.qtrace(node, port, pkt, waiting, matches!(adm, Admission::Dropped(_)));
+        }
+        if let Admission::Dropped(_) = adm {
+            self.pool.remove(pkt);
+            return;
+        }
+        let p = &mut self.nodes[node.0 as usize].ports[usize::from(port)];
+        let start = now.max(p.free_at);
+        let end = (start + p.ser_time(p.link.wire_bytes(size))).max(last_bit);
+        p.free_at = end;
+        p.queues.set_tail_start(start);
+        let (peer, peer_port) = (p.peer, p.peer_port);
+        let arrival = end + p.link.delay;
+        self.launch(pkt, peer, peer_port, arrival, arrival);
+    }
+
+    /// Releases the packets of the direct ports whose transmissions started by `until`
+    /// (their queues then read as the port's would with `TxDone` events).
+    fn release_direct(&mut self, until: Time) {
+        if self.direct_count == 0 {
+            return;
+        }
+        for n in &mut self.nodes {
+            for p in &mut n.ports {
+                if p.direct {
+                    p.queues.release_started(until, &mut n.buffer);
+                }
+            }
+        }
+    }
+
+    /// Decides which ports transmit directly ([`Port::direct`]): before the first event, and
+    /// again after anything that changes what a port needs (a model, a tap, a link change, a
+    /// node changed by hand). A port qualifies when nothing can change a transmission once
+    /// its packet is queued or needs to hear of its end: one first-in first-out class, its
+    /// own buffer, no tap, no pause, no model on this switch or anywhere (a model may hold,
+    /// pause or reroute), no scheduled link change, a store-and-forward far end, the default
+    /// TCP flavour (the like-for-like mode keeps ns-3's order of events).
+    /// A port changes mode only while idle with nothing queued; one that is not waits for the
+    /// next decision.
+    #[cold]
+    fn decide_direct(&mut self) {
+        self.direct_decided = true;
+        let now = self.now;
+        let global = self.direct_ports
+            && self.elide_tx_done
+            && !self.models_anywhere
+            && !self.link_events
+            && self.tcp_cfg.flavor != TcpFlavor::Ns3;
+        for n in &mut self.nodes {
+            let own_buffer = matches!(n.buffer.cfg, crate::config::BufferConfig::Dedicated);
+            let switch = n.kind == NodeKind::Switch;
+            for p in &mut n.ports {
+                let want = global
+                    && switch
+                    && own_buffer
+                    && p.tap.is_none()
+                    && !p.pausable
+                    && !p.notify_idle
+                    && p.queues.single_class()
+                    && self.cut_header.get(p.peer.0 as usize) == Some(&STORE_AND_FORWARD);
+                if want == p.direct {
+                    continue;
+                }
+                if want {
+                    if p.busy || p.done.1 != 0 || p.queues.packets() != 0 {
+                        self.direct_decided = false;
+                        continue;
+                    }
+                    p.direct = true;
+                    p.free_at = now;
+                    self.direct_count += 1;
+                } else {
+                    p.queues.release_started(now, &mut n.buffer);
+                    if p.queues.packets() != 0 || p.free_at > now {
+                        self.direct_decided = false;
+                        continue;
+                    }
+                    p.direct = false;
+                    self.direct_count -= 1;
+                }
+            }
+        }
     }
 
     // ----- switches -----
