@@ -371,9 +371,9 @@ mod tests {
         sc
     }
 
-    /// Two ports' worth of uneven links into one switch port (no two links alike, so that
-    /// no two independent events fall on the same picosecond): `cc` with the switch queue's
-    /// `marking`.
+    /// A star of six hosts on uneven links (no two alike, so that no two independent events
+    /// fall on the same picosecond), four flows meeting at the switch's port to `h0` and one
+    /// from `h0`: `cc` with the switch queue's `marking`.
     fn uneven_star(cc: &str, marking: &str) -> Scenario {
         let text = format!(
             r#"
@@ -428,47 +428,22 @@ plots = false
             let name = sc.name.as_str();
             let mut sims = [build(&sc, None).expect(name), build(&sc, None).expect(name)];
             sims[1].without_direct_ports();
-            let end = sc.duration;
-            let (mut t, mut step) = (0, end / 89 + 7_777);
-            loop {
-                t = (t + step).min(end);
-                step = step * 7 / 5 % (end / 9 + 1) + 1;
-                let more: Vec<bool> = sims.iter_mut().map(|s| s.run_until(t)).collect();
-                assert_eq!(more[0], more[1], "{name} at {t}");
-                assert_eq!(sims[0].now(), sims[1].now(), "{name} at {t}");
-                if t >= end || !more[0] {
-                    break;
-                }
-            }
+            step_both(&mut sims, sc.duration, 7_777, |_, _| {});
             let events = [sims[0].events_processed(), sims[1].events_processed()];
             assert!(events[0] * 10 < events[1] * 8, "{name}: {events:?} events");
-            let dirs: Vec<std::path::PathBuf> = (0..2)
-                .map(|i| std::env::temp_dir().join(format!("tandem-direct-{}-{name}-{i}", std::process::id())))
-                .collect();
-            for (sim, dir) in sims.iter_mut().zip(&dirs) {
-                std::fs::create_dir_all(dir).unwrap();
-                write_results(&sc, sim, dir, end).expect(name);
-            }
-            let summary = std::fs::read_to_string(dirs[0].join("summary.json")).unwrap();
+            let files = outputs_of_both(&sc, &mut sims, "direct");
+            let summary = &files.iter().find(|f| f.0 == "summary.json").expect("summary").1;
             let busy = if name.contains("dctcp") {
                 "\"ecn_marked\": 0,"
             } else {
                 "\"drops\": 0,"
             };
             assert!(
-                !summary.contains(busy),
-                "{name}: the port must overflow or mark: {summary}"
+                !String::from_utf8_lossy(summary).contains(busy),
+                "{name}: the port must overflow or mark"
             );
-            let mut files: Vec<_> = std::fs::read_dir(&dirs[0])
-                .unwrap()
-                .map(|e| e.unwrap().file_name())
-                .collect();
-            files.sort();
-            assert!(files.len() >= 3, "{files:?}");
-            for f in &files {
-                let a = std::fs::read(dirs[0].join(f)).unwrap();
-                let b = std::fs::read(dirs[1].join(f)).unwrap();
-                if f.to_str() == Some("summary.json") {
+            for (f, a, b) in &files {
+                if f == "summary.json" {
                     // The summary counts events: the same apart from that line.
                     let strip = |v: &[u8]| {
                         String::from_utf8_lossy(v)
@@ -477,13 +452,10 @@ plots = false
                             .collect::<Vec<_>>()
                             .join("\n")
                     };
-                    assert_eq!(strip(&a), strip(&b), "{name}: summary differs");
+                    assert_eq!(strip(a), strip(b), "{name}: summary differs");
                 } else {
-                    assert!(a == b, "{name}: {f:?} differs");
+                    assert!(a == b, "{name}: {f} differs");
                 }
-            }
-            for d in &dirs {
-                std::fs::remove_dir_all(d).unwrap();
             }
         }
     }
@@ -516,42 +488,62 @@ plots = false
             // (Ports that transmit directly have no transmission ends at all: the test below.)
             sims[0].without_direct_ports();
             sims[1].schedule_every_tx_done();
-            let end = sc.duration;
-            let mut t = 0;
-            let mut step = end / 97 + 12_345;
-            loop {
-                t = (t + step).min(end);
-                step = step * 7 / 5 % (end / 9 + 1) + 1;
-                let more: Vec<bool> = sims.iter_mut().map(|s| s.run_until(t)).collect();
-                assert_eq!(more[0], more[1], "{name} at {t}");
-                assert_eq!(sims[0].now(), sims[1].now(), "{name} at {t}");
+            step_both(&mut sims, sc.duration, 12_345, |sims, t| {
                 assert_eq!(sims[0].events_processed(), sims[1].events_processed(), "{name} at {t}");
                 assert_eq!(sims[0].events_pending(), sims[1].events_pending(), "{name} at {t}");
-                if t >= end || !more[0] {
-                    break;
-                }
-            }
-            let dirs: Vec<std::path::PathBuf> = (0..2)
-                .map(|i| std::env::temp_dir().join(format!("tandem-txdone-{}-{name}-{i}", std::process::id())))
-                .collect();
-            for (sim, dir) in sims.iter_mut().zip(&dirs) {
-                std::fs::create_dir_all(dir).unwrap();
-                write_results(sc, sim, dir, end).expect(name);
-            }
-            let mut files: Vec<_> = std::fs::read_dir(&dirs[0])
-                .unwrap()
-                .map(|e| e.unwrap().file_name())
-                .collect();
-            files.sort();
-            assert!(files.len() >= 3, "{files:?}");
-            for f in &files {
-                let a = std::fs::read(dirs[0].join(f)).unwrap();
-                let b = std::fs::read(dirs[1].join(f)).unwrap();
-                assert!(a == b, "{name}: {f:?} differs");
-            }
-            for d in &dirs {
-                std::fs::remove_dir_all(d).unwrap();
+            });
+            for (f, a, b) in outputs_of_both(sc, &mut sims, "txdone") {
+                assert!(a == b, "{name}: {f} differs");
             }
         }
+    }
+
+    /// Runs both simulations to `end` in the same uneven steps (the first `end / 97 + offset`,
+    /// so that steps end between and at transmission ends), checking after each that both
+    /// stand at the same time with the same answer, and `check`.
+    fn step_both(sims: &mut [Sim; 2], end: Time, offset: Time, mut check: impl FnMut(&[Sim; 2], Time)) {
+        let (mut t, mut step) = (0, end / 97 + offset);
+        loop {
+            t = (t + step).min(end);
+            step = step * 7 / 5 % (end / 9 + 1) + 1;
+            let more: Vec<bool> = sims.iter_mut().map(|s| s.run_until(t)).collect();
+            assert_eq!(more[0], more[1], "at {t}");
+            assert_eq!(sims[0].now(), sims[1].now(), "at {t}");
+            check(sims, t);
+            if t >= end || !more[0] {
+                break;
+            }
+        }
+    }
+
+    /// Writes both simulations' results as a run of `sc` would and returns each output file's
+    /// name with its two contents, in name order (at least three files; the folders are
+    /// removed).
+    fn outputs_of_both(sc: &Scenario, sims: &mut [Sim; 2], tag: &str) -> Vec<(String, Vec<u8>, Vec<u8>)> {
+        let dirs: Vec<std::path::PathBuf> = (0..2)
+            .map(|i| std::env::temp_dir().join(format!("tandem-{tag}-{}-{}-{i}", std::process::id(), sc.name)))
+            .collect();
+        for (sim, dir) in sims.iter_mut().zip(&dirs) {
+            std::fs::create_dir_all(dir).unwrap();
+            write_results(sc, sim, dir, sc.duration).expect(&sc.name);
+        }
+        let mut names: Vec<String> = std::fs::read_dir(&dirs[0])
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert!(names.len() >= 3, "{names:?}");
+        let files = names
+            .into_iter()
+            .map(|f| {
+                let a = std::fs::read(dirs[0].join(&f)).unwrap();
+                let b = std::fs::read(dirs[1].join(&f)).unwrap();
+                (f, a, b)
+            })
+            .collect();
+        for d in &dirs {
+            std::fs::remove_dir_all(d).unwrap();
+        }
+        files
     }
 }
