@@ -356,6 +356,7 @@ pub fn run_cancellable(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::topology::NodeKind;
 
     /// The scenario tests' full scenario (cut-through switches, DCTCP, incast and Poisson
     /// flows) with a pipeline latency, on links of `rate`: at 1 Mb/s a last bit comes more
@@ -496,6 +497,84 @@ plots = false
                 assert!(a == b, "{name}: {f} differs");
             }
         }
+    }
+
+    /// Whether each port of `sim` transmits directly, per node, switches first.
+    fn direct_ports(sim: &Sim) -> Vec<(bool, Vec<bool>)> {
+        let mut v: Vec<(bool, Vec<bool>)> = sim
+            .nodes()
+            .iter()
+            .map(|n| (n.kind == NodeKind::Switch, n.ports.iter().map(|p| p.direct).collect()))
+            .collect();
+        v.sort_by_key(|n| !n.0);
+        v
+    }
+
+    /// A model that does nothing (only its presence matters).
+    struct Idle;
+    impl crate::switch::SwitchModel for Idle {}
+
+    /// Which ports transmit directly: in a plain run every switch port and no host port; none
+    /// in the like-for-like mode or with a model attached anywhere; a tapped port not (the
+    /// others still). A tap added once the run has begun, on a port with packets queued,
+    /// waits until that port has drained: the port keeps sending what it had fixed and then
+    /// takes its transmissions' ends by events, and every flow completes with no packet left
+    /// over.
+    #[test]
+    fn which_ports_transmit_directly() {
+        let sc = uneven_star("newreno", "");
+        let mut sim = build(&sc, None).unwrap();
+        sim.run_until(1);
+        let ports = direct_ports(&sim);
+        assert!(ports[0].0 && ports[0].1.iter().all(|&d| d), "{ports:?}");
+        assert!(ports[1..].iter().all(|n| !n.0 && n.1.iter().all(|&d| !d)), "{ports:?}");
+        let mut ns3 = uneven_star("newreno", "");
+        ns3.tcp.flavor = crate::config::TcpFlavor::Ns3;
+        let mut sim = build(&ns3, None).unwrap();
+        sim.run_until(1);
+        assert!(direct_ports(&sim).iter().all(|n| n.1.iter().all(|&d| !d)));
+        let mut sim = build(&sc, None).unwrap();
+        let sw = crate::packet::NodeId(sim.nodes().iter().position(|n| n.kind == NodeKind::Switch).unwrap() as u32);
+        sim.attach_model(sw, Box::new(Idle));
+        sim.run_until(1);
+        assert!(direct_ports(&sim).iter().all(|n| n.1.iter().all(|&d| !d)));
+        let tap = || Tap::new(Box::new(std::io::sink())).unwrap();
+        let mut sim = build(&sc, None).unwrap();
+        sim.add_tap(sw, 1, tap());
+        sim.run_until(1);
+        let ports = direct_ports(&sim);
+        assert_eq!(ports[0].1.iter().filter(|&&d| !d).count(), 1, "{ports:?}");
+        assert!(!ports[0].1[1]);
+        // Late: a tap on the port to h0 (the bottleneck) at the first step from 5 ms on at which
+        // it has packets queued.
+        let mut sim = build(&sc, None).unwrap();
+        let to_h0 = sim.nodes()[sw.0 as usize]
+            .ports
+            .iter()
+            .position(|p| sim.nodes()[p.peer.0 as usize].name == "h0")
+            .unwrap() as u16;
+        let step = 10 * crate::time::US;
+        let mut t = 5 * MS;
+        while sim.run_until(t) && sim.nodes()[sw.0 as usize].ports[usize::from(to_h0)].queues.packets() == 0 {
+            t += step;
+        }
+        assert!(t < sc.duration, "the port to h0 never queued");
+        sim.add_tap(sw, to_h0, tap());
+        let mut was_direct_with_queue = false;
+        loop {
+            t += step;
+            assert!(sim.run_until(t));
+            let p = &sim.nodes()[sw.0 as usize].ports[usize::from(to_h0)];
+            was_direct_with_queue |= p.direct && p.queues.packets() > 0;
+            if !p.direct {
+                break;
+            }
+        }
+        assert!(was_direct_with_queue, "the port must drain before it changes");
+        assert!(!sim.nodes()[sw.0 as usize].ports[usize::from(to_h0)].direct);
+        sim.run_until(10 * crate::time::SEC);
+        assert!(sim.flow_results().all(|(_, r, _)| r.end.is_some()));
+        assert_eq!(sim.packets_live(), 0);
     }
 
     /// Runs both simulations to `end` in the same uneven steps (the first `end / 97 + offset`,
