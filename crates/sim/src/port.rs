@@ -29,7 +29,7 @@ pub struct Port {
     pub(crate) ns_grid: bool,
     /// Transmits directly: each packet's transmission is fixed as it joins the queue and its
     /// arrival at the far end scheduled at once, with no event for the transmission's end
-    /// (`Sim::enqueue_direct`; which ports qualify: `Sim::decide_direct`). `busy` and `done`
+    /// (`Sim::send_direct`; which ports qualify: `Sim::decide_direct`). `busy` and `done`
     /// are unused then.
     pub(crate) direct: bool,
     /// Its port.

@@ -414,7 +414,7 @@ plots = false
         Scenario::parse(&text, "t.toml", "t", Path::new("."), &[]).expect("scenario")
     }
 
-    /// Ports that transmit directly (`Sim::enqueue_direct`: each packet's transmission fixed
+    /// Ports that transmit directly (`Sim::send_direct`: each packet's transmission fixed
     /// as it is queued, no `TxDone`) give the same run as ports that take their packets at
     /// each transmission's end, where no two independent events share a time (then only the
     /// order of ties may differ): drop-tail NewReno and threshold-marked DCTCP through one

@@ -589,7 +589,7 @@ impl Sim {
     }
 
     /// Lets no port transmit directly (the reference the tests compare direct ports with; see
-    /// [`Sim::enqueue_direct`]).
+    /// [`Sim::send_direct`]).
     #[cfg(test)]
     pub(crate) fn without_direct_ports(&mut self) {
         self.direct_ports = false;
@@ -989,8 +989,11 @@ impl Sim {
         if p.down {
             return self.refuse_on_down_link(node, port, pkt);
         }
-        if p.direct {
-            return self.enqueue_direct(node, port, pkt, last_bit);
+        let direct = p.direct;
+        if direct {
+            // What has started leaves the queue first, so that the packet meets the queue
+            // the port with transmission events would show it.
+            p.queues.release_started(now, &mut n.buffer);
         }
         let waiting = p.queues.packets();
         let adm = p
@@ -1002,6 +1005,9 @@ impl Sim {
         if let Admission::Dropped(_) = adm {
             self.pool.remove(pkt);
             return;
+        }
+        if direct {
+            return self.send_direct(node, port, pkt, last_bit);
         }
         self.check_level(node, port);
         self.start_tx(node, port);
@@ -1170,31 +1176,17 @@ impl Sim {
         }
     }
 
-    /// [`Sim::enqueue`] on a port that transmits directly ([`Port::direct`]): the packet's
-    /// transmission is fixed as it joins the queue. Its queue is first-in first-out, one class,
-    /// never paused, so a packet starts when the packet before it ends (or now, when the port
-    /// is free) whatever comes after it: the start and end are known now, and its arrival at
-    /// the far end is scheduled at once. No `TxDone` event is needed; the packet stays counted
-    /// in the queue until its start (released lazily: [`EgressQueues::release_started`]).
+    /// A packet [`Sim::enqueue`] has queued on a port that transmits directly ([`Port::direct`]):
+    /// its transmission is fixed now. The queue is first-in first-out, one class, never
+    /// paused, so the packet starts when the packet before it ends (or now, when the port is
+    /// free) whatever comes after it: its start and end are known, and its arrival at the far
+    /// end is scheduled at once. No `TxDone` event is needed; the packet stays counted in the
+    /// queue until its start (released lazily: [`EgressQueues::release_started`]).
     #[inline]
-    fn enqueue_direct(&mut self, node: NodeId, port: u16, pkt: PacketId, last_bit: Time) {
-        let now = self.now;
-        let n = &mut self.nodes[node.0 as usize];
-        let p = &mut n.ports[usize::from(port)];
-        p.queues.release_started(now, &mut n.buffer);
-        let waiting = p.queues.packets();
-        let packet = self.pool.get_mut(pkt);
-        let size = packet.size;
-        let adm = p.queues.enqueue(pkt, packet, last_bit, now, &mut n.buffer);
-        if self.qtrace && n.kind == NodeKind::Switch {
-            self.qtrace(node, port, pkt, waiting, matches!(adm, Admission::Dropped(_)));
-        }
-        if let Admission::Dropped(_) = adm {
-            self.pool.remove(pkt);
-            return;
-        }
+    fn send_direct(&mut self, node: NodeId, port: u16, pkt: PacketId, last_bit: Time) {
+        let size = self.pool.get(pkt).size;
         let p = &mut self.nodes[node.0 as usize].ports[usize::from(port)];
-        let start = now.max(p.free_at);
+        let start = self.now.max(p.free_at);
         let end = (start + p.ser_time(p.link.wire_bytes(size))).max(last_bit);
         p.free_at = end;
         p.queues.set_tail_start(start);
