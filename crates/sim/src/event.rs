@@ -21,6 +21,35 @@ pub enum Event {
         /// [`FAR`] when that does not fit (the simulator keeps the time aside).
         rest: u32,
     },
+    /// An [`Event::Arrive`] of a whole packet (its last bit, `rest` 0) at a switch whose egress
+    /// port for it was chosen as it was sent (`out`): where nothing can change that choice
+    /// before it arrives (a store-and-forward switch without a model or tables, in a run
+    /// without link changes), so that the loop can fetch the egress port's state ahead of
+    /// time ([`crate::prefetch`]). Handled as the `Arrive` it stands for; the choice is used
+    /// only if it still holds.
+    ArriveRouted {
+        /// Receiving switch.
+        node: NodeId,
+        /// Ingress port.
+        port: u16,
+        /// The packet.
+        pkt: PacketId,
+        /// The egress port its routing chose.
+        out: u16,
+    },
+    /// An [`Event::Arrive`] of a whole packet (its last bit, `rest` 0) at a host, with the
+    /// packet's flow, so that the loop can fetch the flow's state ahead of time
+    /// ([`crate::prefetch`]). Handled as the `Arrive` it stands for.
+    ArriveHost {
+        /// Receiving host.
+        node: NodeId,
+        /// Ingress port.
+        port: u16,
+        /// The packet.
+        pkt: PacketId,
+        /// The packet's flow.
+        flow: FlowId,
+    },
     /// A packet has passed a switch's pipeline latency and joins an egress queue.
     Enqueue {
         /// Switch.

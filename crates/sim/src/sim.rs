@@ -191,6 +191,28 @@ pub struct Sim {
     direct_ports: bool,
     /// Ports that transmit directly now.
     direct_count: usize,
+    /// Per node, what a packet sent to it tells the loop ahead of its arrival ([`Ahead`]);
+    /// decided with the direct ports ([`Sim::decide_direct`]).
+    ahead: Vec<Ahead>,
+    /// False: arrivals carry no hints ([`Ahead::Nothing`] everywhere; the tests' reference).
+    arrival_hints: bool,
+}
+
+/// What the event of a whole packet's arrival at a node carries besides the packet, so that
+/// the loop can fetch what handling it will touch before its turn ([`Sim::prefetch`]): at
+/// scale the ports and flows do not fit the caches, and a hop or a delivery would otherwise
+/// wait for them one after the other. A hint: every result is that of a plain
+/// [`Event::Arrive`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ahead {
+    /// Nothing ([`Event::Arrive`]).
+    Nothing,
+    /// The egress port ([`Event::ArriveRouted`]): a store-and-forward switch without a model
+    /// or tables, in a run without link changes, where routing is fixed and so the choice
+    /// made as the packet is sent is the one its arrival would make.
+    Egress,
+    /// The packet's flow ([`Event::ArriveHost`]): a host.
+    Flow,
 }
 
 /// [`Sim::cut_header`] of a node that takes whole frames (a host, or a store-and-forward
@@ -362,9 +384,11 @@ impl Sim {
             cut_header: Vec::new(),
             cut_header_stale: true,
             direct_decided: false,
+            ahead: Vec::new(),
             models_anywhere: false,
             link_events: false,
             direct_ports: true,
+            arrival_hints: true,
             direct_count: 0,
         }
     }
@@ -596,6 +620,13 @@ impl Sim {
         self.direct_decided = false;
     }
 
+    /// Lets no arrival carry a hint (the reference the tests compare hints with; see [`Ahead`]).
+    #[cfg(test)]
+    pub(crate) fn without_arrival_hints(&mut self) {
+        self.arrival_hints = false;
+        self.direct_decided = false;
+    }
+
     /// True when an event is pending after the one being handled, counting the ends of
     /// transmissions that had no `TxDone` scheduled.
     fn more_pending(&self) -> bool {
@@ -620,6 +651,23 @@ impl Sim {
     fn prefetch(&self, ev: Event) {
         let (node, port) = match ev {
             Event::Arrive { pkt, .. } => return self.pool.prefetch(pkt),
+            Event::ArriveRouted { node, pkt, out, .. } => {
+                self.pool.prefetch(pkt);
+                (node, out)
+            }
+            Event::ArriveHost { node, pkt, flow, .. } => {
+                self.pool.prefetch(pkt);
+                return self.prefetch_flow(node, flow);
+            }
+            Event::FlowTimer { flow, side } => {
+                if let Some(f) = self.flows.get(flow.0 as usize) {
+                    crate::prefetch::prefetch(f);
+                    if let Some(ep) = f.eps.get(usize::from(side)).and_then(|e| e.as_deref()) {
+                        crate::prefetch::prefetch(ep);
+                    }
+                }
+                return;
+            }
             Event::Enqueue { node, port, pkt, .. } => {
                 self.pool.prefetch(pkt);
                 (node, port)
@@ -633,6 +681,19 @@ impl Sim {
             .and_then(|n| n.ports.get(usize::from(port)))
         {
             crate::prefetch::prefetch(p);
+        }
+    }
+
+    /// Asks the CPU for the state of `flow` that a packet arriving at `host` will touch: the
+    /// flow's record and its endpoint there.
+    #[inline]
+    fn prefetch_flow(&self, host: NodeId, flow: FlowId) {
+        if let Some(f) = self.flows.get(flow.0 as usize) {
+            crate::prefetch::prefetch(f);
+            let side = usize::from(f.spec.dst == host);
+            if let Some(ep) = f.eps[side].as_deref() {
+                crate::prefetch::prefetch(ep);
+            }
         }
     }
 
@@ -865,6 +926,8 @@ impl Sim {
                 let last_bit = self.last_bit(pkt, rest);
                 self.arrive(node, port, pkt, last_bit)
             }
+            Event::ArriveRouted { node, port, pkt, out } => self.arrive_routed(node, port, pkt, out),
+            Event::ArriveHost { node, port, pkt, .. } => self.arrive(node, port, pkt, self.now),
             Event::Enqueue { node, port, pkt, rest } => {
                 let last_bit = self.last_bit(pkt, rest);
                 self.enqueue(node, port, pkt, last_bit)
@@ -1163,16 +1226,35 @@ impl Sim {
                 },
             });
         } else {
-            let rest = self.rest(pkt, at, last_bit);
-            self.push_event(
-                at,
-                Event::Arrive {
+            let ahead = match self.ahead.get(peer.0 as usize) {
+                Some(&a) if at == last_bit => a,
+                _ => Ahead::Nothing,
+            };
+            let routed = match ahead {
+                Ahead::Egress => self.ecmp_choice(peer, self.pool.get(pkt)),
+                _ => None,
+            };
+            let ev = match (ahead, routed) {
+                (_, Some(out)) => Event::ArriveRouted {
                     node: peer,
                     port: peer_port,
                     pkt,
-                    rest,
+                    out,
                 },
-            );
+                (Ahead::Flow, _) => Event::ArriveHost {
+                    node: peer,
+                    port: peer_port,
+                    pkt,
+                    flow: self.pool.get(pkt).flow,
+                },
+                _ => Event::Arrive {
+                    node: peer,
+                    port: peer_port,
+                    pkt,
+                    rest: self.rest(pkt, at, last_bit),
+                },
+            };
+            self.push_event(at, ev);
         }
     }
 
@@ -1218,7 +1300,8 @@ impl Sim {
     /// pause or reroute), no scheduled link change, a store-and-forward far end, the default
     /// TCP flavour (the like-for-like mode keeps ns-3's order of events).
     /// A port changes mode only while idle with nothing queued; one that is not waits for the
-    /// next decision.
+    /// next decision. What arrivals carry ahead ([`Sim::ahead`]) is decided here too, on
+    /// the same occasions.
     #[cold]
     fn decide_direct(&mut self) {
         self.direct_decided = true;
@@ -1228,6 +1311,17 @@ impl Sim {
             && !self.models_anywhere
             && !self.link_events
             && self.tcp_cfg.flavor != TcpFlavor::Ns3;
+        let (hints, link_events) = (self.arrival_hints, self.link_events);
+        self.ahead = self
+            .nodes
+            .iter()
+            .map(|n| match n.kind {
+                _ if !hints => Ahead::Nothing,
+                NodeKind::Host => Ahead::Flow,
+                NodeKind::Switch if !link_events && n.model.is_none() && n.tables.is_empty() => Ahead::Egress,
+                NodeKind::Switch => Ahead::Nothing,
+            })
+            .collect();
         for n in &mut self.nodes {
             let own_buffer = matches!(n.buffer.cfg, crate::config::BufferConfig::Dedicated);
             let switch = n.kind == NodeKind::Switch;
@@ -1388,6 +1482,20 @@ impl Sim {
             }
         }
         self.route(node, port, pkt, last_bit);
+    }
+
+    /// [`Event::ArriveRouted`]: the egress chosen as the packet was sent, if the switch still
+    /// routes as it did then (no model, no table, no link down: otherwise it may have changed
+    /// since, by hand between two steps of the run, and the packet arrives as any other).
+    #[inline]
+    fn arrive_routed(&mut self, node: NodeId, port: u16, pkt: PacketId, out: u16) {
+        let n = &self.nodes[node.0 as usize];
+        let now = self.now;
+        if self.links_down == 0 && n.model.is_none() && n.tables.is_empty() && n.kind == NodeKind::Switch {
+            self.forward(node, out, pkt, now, 0);
+        } else {
+            self.arrive(node, port, pkt, now);
+        }
     }
 
     /// The switch pipeline after the model: tables, then routing, then the egress.

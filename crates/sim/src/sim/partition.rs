@@ -127,6 +127,8 @@ impl Sim {
     pub(super) fn note_partition_event(&mut self, ev: Event) {
         let key_node = match ev {
             Event::Arrive { node, .. }
+            | Event::ArriveRouted { node, .. }
+            | Event::ArriveHost { node, .. }
             | Event::Enqueue { node, .. }
             | Event::TxDone { node, .. }
             | Event::SwitchTimer { node, .. }
