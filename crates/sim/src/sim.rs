@@ -657,17 +657,9 @@ impl Sim {
             }
             Event::ArriveHost { node, pkt, flow, .. } => {
                 self.pool.prefetch(pkt);
-                return self.prefetch_flow(node, flow);
+                return self.prefetch_flow(flow, |f| usize::from(f.spec.dst == node));
             }
-            Event::FlowTimer { flow, side } => {
-                if let Some(f) = self.flows.get(flow.0 as usize) {
-                    crate::prefetch::prefetch(f);
-                    if let Some(ep) = f.eps.get(usize::from(side)).and_then(|e| e.as_deref()) {
-                        crate::prefetch::prefetch(ep);
-                    }
-                }
-                return;
-            }
+            Event::FlowTimer { flow, side } => return self.prefetch_flow(flow, |_| usize::from(side)),
             Event::Enqueue { node, port, pkt, .. } => {
                 self.pool.prefetch(pkt);
                 (node, port)
@@ -684,14 +676,13 @@ impl Sim {
         }
     }
 
-    /// Asks the CPU for the state of `flow` that a packet arriving at `host` will touch: the
-    /// flow's record and its endpoint there.
+    /// Asks the CPU for the state of `flow` that an arrival or a timer will touch: the flow's
+    /// record and the endpoint on the side `side` picks from it.
     #[inline]
-    fn prefetch_flow(&self, host: NodeId, flow: FlowId) {
+    fn prefetch_flow(&self, flow: FlowId, side: impl FnOnce(&FlowState) -> usize) {
         if let Some(f) = self.flows.get(flow.0 as usize) {
             crate::prefetch::prefetch(f);
-            let side = usize::from(f.spec.dst == host);
-            if let Some(ep) = f.eps[side].as_deref() {
+            if let Some(ep) = f.eps.get(side(f)).and_then(|e| e.as_deref()) {
                 crate::prefetch::prefetch(ep);
             }
         }
