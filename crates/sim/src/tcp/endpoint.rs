@@ -489,6 +489,14 @@ impl TcpEndpoint {
         if self.phase == Phase::Dead {
             return;
         }
+        // ns-3 arms a FIN's `m_retxEvent` (in `SendEmptyPacket`) before the LAST_ACK timer
+        // (`DoPeerClose`, `LastAckTimeout`), so when both are due at the same instant the FIN's
+        // timer runs first: the FIN goes once more before the LAST_ACK timer finds the retries
+        // spent and drops the connection.
+        let fin_first = self.fin_rxt_at > 0 && self.fin_rxt_at <= now && self.ns3_last_ack();
+        if fin_first {
+            self.on_fin_rxt(now, out);
+        }
         if self.rto_at.is_some_and(|t| t <= now) {
             self.rto_at = None;
             match self.phase {
@@ -506,12 +514,8 @@ impl TcpEndpoint {
             self.delack_reserved = true;
             self.send_ack(now, out);
         }
-        if self.fin_rxt_at > 0 && self.fin_rxt_at <= now {
-            self.fin_rxt_at = 0;
-            if self.ns3_last_ack() {
-                let de = self.data_end();
-                self.emit_range(now, de, de + 1, out);
-            }
+        if !fin_first && self.fin_rxt_at > 0 && self.fin_rxt_at <= now {
+            self.on_fin_rxt(now, out);
         }
         if self.deferred_send_at().is_some_and(|t| t <= now) {
             self.send_deferred = false;
@@ -521,6 +525,15 @@ impl TcpEndpoint {
         if self.persist_at.is_some_and(|t| t <= now) {
             self.persist_at = None;
             self.on_persist_timeout(now, out);
+        }
+    }
+
+    /// [`TcpEndpoint::fin_rxt_at`] is due: the FIN again if still in LAST_ACK.
+    fn on_fin_rxt(&mut self, now: Time, out: &mut TcpOutput) {
+        self.fin_rxt_at = 0;
+        if self.ns3_last_ack() {
+            let de = self.data_end();
+            self.emit_range(now, de, de + 1, out);
         }
     }
 
@@ -985,7 +998,10 @@ impl TcpEndpoint {
                 if acked > 0 && !(ns3 && is_dup) {
                     self.dupacks = 0;
                 }
-                if is_dup {
+                // ns-3 3.37's `DupAck` returns at once in CA_LOSS (after a timeout, until the
+                // ACK that reaches the recovery point): it neither counts nor asks.
+                let ns3_loss = ns3 && self.in_loss;
+                if is_dup && !ns3_loss {
                     self.dupacks += 1;
                 }
                 let lost = if ns3 {
@@ -1004,7 +1020,7 @@ impl TcpEndpoint {
                 // ns-3 3.37 asks both questions only in `DupAck`, that is for a duplicate ACK
                 // (with SACK: one that SACKs new data); an ACK that SACKs nothing new, after a
                 // recovery ended with SACK information left over, enters none.
-                let asked = is_dup || !ns3;
+                let asked = (is_dup && !ns3_loss) || !ns3;
                 if asked && (self.dupacks >= dt || lost) && self.snd_una >= self.recover && self.snd_max > self.snd_una
                 {
                     if ns3 && self.in_cwr && self.sack_ok {
@@ -2848,7 +2864,14 @@ impl TcpEndpoint {
     fn rtt_on_ack(&mut self, now: Time, pkt: &Packet, ack: u64, prior_una: u64) {
         let mut sample = None;
         let ns3_karn = self.cfg.flavor == TcpFlavor::Ns3 && self.ns3_history_retx(prior_una, ack);
-        if self.ts_ok && pkt.ts_ecr != 0 && pkt.ts_ecr <= now && !ns3_karn {
+        // Linux takes a TSecr of 0 for none (`tcp_ack_update_rtt`); ns-3 reads the echo of any
+        // segment with the option (`EstimateRtt`), 0 too: the SYN-ACK's echo of a SYN sent at
+        // time 0, which gives a connection opened then its first sample of 0 (1 us).
+        let echo = match self.cfg.flavor {
+            TcpFlavor::Ns3 => pkt.ts,
+            TcpFlavor::Linux => pkt.ts_ecr != 0,
+        };
+        if self.ts_ok && echo && pkt.ts_ecr <= now && !ns3_karn {
             sample = Some(if self.cfg.flavor == TcpFlavor::Ns3 {
                 // ns-3's timestamps count whole milliseconds (`TcpOptionTS::NowToTsValue`); a
                 // sample of 0 is taken as 1 us (`EstimateRtt`).

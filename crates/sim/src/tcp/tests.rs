@@ -2793,6 +2793,63 @@ fn ns3_last_ack_also_resends_the_fin_on_the_retransmission_timer() {
 }
 
 #[test]
+fn ns3_last_ack_sends_the_fin_once_more_when_the_retries_run_out() {
+    // With a 1 ms minimum RTO the FIN's retransmission event (the RTO of the moment) and
+    // `LastAckTimeout` (the estimate plus 1 ms, here 1.001 ms) fall due together. ns-3 armed
+    // the FIN's event first, so it runs first at every such instant: a pair of FINs each
+    // time, and when the LAST_ACK timer finds its retries (`DataRetries`, 3 here) spent, the
+    // FIN has already gone once more (found by web search at 70% load with a 1 ms minimum
+    // RTO, where the LAST_ACK timer used to run first and that last FIN was missing).
+    let cfg = TcpConfig {
+        flavor: TcpFlavor::Ns3,
+        min_rto: MS,
+        data_retries: 3,
+        ..TcpConfig::default()
+    };
+    let t0 = 1_000 * US;
+    let (_c, mut s, mut out) = closed_by_both(cfg, t0);
+    assert!(out.packets.last().unwrap().has(Flags::FIN));
+    out.clear();
+    let mut fins: Vec<Time> = Vec::new();
+    while let Some(t) = s.next_timer() {
+        s.on_timer(t, &mut out);
+        fins.extend(out.packets.drain(..).filter(|p| p.has(Flags::FIN)).map(|_| t));
+    }
+    let step = US + MS;
+    let want: Vec<Time> = (1..=3)
+        .flat_map(|k| [t0 + k * step; 2])
+        .chain([t0 + 4 * step])
+        .collect();
+    assert_eq!(fins, want, "three pairs, then the FIN's timer alone");
+    assert!(s.is_failed(), "the LAST_ACK timer then drops the connection");
+}
+
+#[test]
+fn ns3_takes_the_echo_of_a_syn_sent_at_time_zero_as_an_rtt_sample() {
+    // ns-3 reads a timestamp echo of 0 as any other (`EstimateRtt`): a connection opened at
+    // time 0 measures its handshake as 0 ms, taken as 1 us, as every later sample within a
+    // millisecond is; Linux takes a TSecr of 0 for none and times the SYN instead. (Ours took
+    // the SYN's time in both flavours: a client opened at time 0 then started from an
+    // estimate of 100 us where ns-3's was 1 us, which moved its first RTOs under a 1 ms
+    // minimum RTO; found by the probes `red-minrto1` and `d32-minrto1`.)
+    for (flavor, want) in [(TcpFlavor::Ns3, US), (TcpFlavor::Linux, 100 * US)] {
+        let cfg = TcpConfig {
+            flavor,
+            ..TcpConfig::default()
+        };
+        let mut out = TcpOutput::new();
+        let mut c = TcpEndpoint::connect_with_iss(cfg, ids(), 1_000, 0, &mut out);
+        let syn = out.packets.pop().unwrap();
+        let s = TcpEndpoint::accept_with_iss(cfg, ids().reversed(), &syn, 5_000, 50 * US, &mut out);
+        let synack = out.packets.pop().unwrap();
+        assert!(synack.ts && synack.ts_ecr == 0, "the SYN-ACK echoes the SYN's time, 0");
+        c.on_packet(100 * US, &synack, &mut out);
+        assert_eq!(c.srtt(), Some(want), "{flavor:?}");
+        assert!(s.srtt().is_none());
+    }
+}
+
+#[test]
 fn ns3_grows_the_window_in_loss_recovery_on_acks_with_new_sack_blocks() {
     // ns-3 3.37 in CA_LOSS: `DupAck` returns at once and `ProcessAck` grows cwnd on every ACK
     // that advances SND.UNA, also when it SACKs new data (elsewhere such an ACK means
@@ -2807,6 +2864,37 @@ fn ns3_grows_the_window_in_loss_recovery_on_acks_with_new_sack_blocks() {
         c.on_packet(rto_at + MS, &client_ack(seg(1), Some((seg(2), seg(3)))), &mut out);
         assert_eq!(c.cwnd() > before, grows, "{flavor:?}: {} -> {}", before, c.cwnd());
     }
+}
+
+#[test]
+fn ns3_counts_no_duplicate_ack_in_the_loss_state() {
+    // ns-3 3.37's `DupAck` returns at once in CA_LOSS, also for the ACK that reaches the
+    // recovery point and so ends that state: a duplicate ACK (it SACKs new data) that is not
+    // counted. Two more then make two duplicate ACKs, not three, and fast retransmit waits
+    // for the next one. (Ours counted the first, entered recovery one ACK early, and resent
+    // one segment more; found by the probe `i64-minrto1-q50`, incast with a 1 ms minimum RTO.)
+    let (mut c, mut out) = sending_client(TcpFlavor::Ns3, 10, 40 * MSS);
+    let rto_at = c.next_timer().unwrap();
+    c.on_timer(rto_at, &mut out);
+    assert_eq!(c.stats().data_timeouts, 1);
+    out.clear();
+    // Partial ACKs in the loss state (the recovery point is segment 10): the go-back-N
+    // resends reach 9 and new data up to 14 goes out behind them.
+    let t = rto_at + MS;
+    for (k, una) in [2, 4, 6, 8, 9].into_iter().enumerate() {
+        c.on_packet(t + k as u64, &client_ack(seg(una), None), &mut out);
+    }
+    assert!(highest_seg(&out) >= 14, "segments up to 14 go out in the loss state");
+    out.clear();
+    let t = t + 10;
+    // 9 arrives (the recovery point, segment 10, is reached) with 11 SACKed: the loss state
+    // ends on a duplicate ACK that is not counted.
+    c.on_packet(t + 1, &client_ack(seg(10), Some((seg(11), seg(12)))), &mut out);
+    c.on_packet(t + 2, &client_ack(seg(10), Some((seg(11), seg(13)))), &mut out);
+    c.on_packet(t + 3, &client_ack(seg(10), Some((seg(11), seg(14)))), &mut out);
+    assert_eq!(c.stats().fast_recoveries, 0, "two duplicate ACKs counted, not three");
+    c.on_packet(t + 4, &client_ack(seg(10), Some((seg(11), seg(15)))), &mut out);
+    assert_eq!(c.stats().fast_recoveries, 1, "the third enters recovery");
 }
 
 /// The like-for-like flavour with DCTCP (ns-3's `TcpDctcp`).
