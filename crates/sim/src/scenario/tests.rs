@@ -429,13 +429,13 @@ load = "90%"
 "#;
     // About 67 million flows: refused before the first is drawn.
     let e = refused(poisson, 8 * GIB, "flows[0]");
-    assert!(e.message.contains("65790082 flows 282 GiB"), "{e}");
+    assert!(e.message.contains("65790082 flows 286 GiB"), "{e}");
     let e = refused(
         &poisson.replace("load = \"90%\"", "load = \"90%\"\ncount = 100000000"),
         8 * GIB,
         "flows[0]",
     );
-    assert!(e.message.contains("100000000 flows 429 GiB"), "{e}");
+    assert!(e.message.contains("100000000 flows 435 GiB"), "{e}");
     // A list of host ranges that repeats hosts is bounded too, before it is made: 100,000 x
     // 999 entries of 4 bytes.
     let many = format!("[{}]", vec!["\"h1..h999\""; 100_000].join(", "));

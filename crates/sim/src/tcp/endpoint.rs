@@ -204,6 +204,11 @@ pub struct TcpEndpoint {
     consecutive_timeouts: u32,
     /// Karn timing: (end offset of the timed segment, when it was sent).
     timed: Option<(u64, Time)>,
+    /// [`TcpFlavor::Ns3`] without timestamps: ns-3's RTT history (`m_history`), the end and
+    /// send time of each new data segment not yet acknowledged, emptied at a timeout. Every
+    /// ACK that covers the oldest samples the time since its send (`EstimateRtt`), where
+    /// RFC 6298 times one segment at a time (`timed`, kept for the SYN here).
+    ns3_rtt_history: VecDeque<(u64, Time)>,
     syn_retx: u32,
 
     // ---- timers ----
@@ -342,6 +347,7 @@ impl TcpEndpoint {
             backoff: 0,
             consecutive_timeouts: 0,
             timed: None,
+            ns3_rtt_history: VecDeque::new(),
             syn_retx: 0,
             rto_at: None,
             delack_at: None,
@@ -1420,6 +1426,7 @@ impl TcpEndpoint {
         self.ns3_rto_mark = self.snd_max;
         self.snd_nxt = self.snd_una;
         self.timed = None;
+        self.ns3_rtt_history.clear();
         self.backoff = self.backoff.saturating_add(1);
         self.rto_at = Some(now.saturating_add(self.rto()));
         // ns-3's timeout resends the head through `DoRetransmit`, not `SendPendingData`: the
@@ -2428,6 +2435,10 @@ impl TcpEndpoint {
             self.stats.retransmits += 1;
             self.stats.bytes_retransmitted += payload;
             self.timed = None; // Karn
+        } else if self.ns3_history() {
+            if payload > 0 {
+                self.ns3_rtt_history.push_back((e, now));
+            }
         } else if self.timed.is_none() {
             self.timed = Some((e, now));
         }
@@ -2883,6 +2894,16 @@ impl TcpEndpoint {
                 now - pkt.ts_ecr
             });
         }
+        if self.ns3_history() {
+            if let Some(&(end, sent)) = self.ns3_rtt_history.front() {
+                if sample.is_none() && ack >= end && sent <= now && !ns3_karn {
+                    sample = Some(now - sent);
+                }
+            }
+            while self.ns3_rtt_history.front().is_some_and(|&(end, _)| end <= ack) {
+                self.ns3_rtt_history.pop_front();
+            }
+        }
         if let Some((end, sent)) = self.timed {
             if ack >= end {
                 // ns-3 takes no sample at all while its oldest unacknowledged send was
@@ -2896,6 +2917,12 @@ impl TcpEndpoint {
         if let Some(r) = sample {
             self.rtt_sample(r);
         }
+    }
+
+    /// [`TcpFlavor::Ns3`] without timestamps: RTT samples come from ns-3's history
+    /// ([`TcpEndpoint::ns3_rtt_history`]).
+    fn ns3_history(&self) -> bool {
+        self.cfg.flavor == TcpFlavor::Ns3 && !self.ts_ok
     }
 
     /// [`TcpFlavor::Ns3`]: whether an ACK from `prior_una` to `ack` takes no RTT sample because

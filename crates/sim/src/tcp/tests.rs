@@ -2850,6 +2850,40 @@ fn ns3_takes_the_echo_of_a_syn_sent_at_time_zero_as_an_rtt_sample() {
 }
 
 #[test]
+fn ns3_without_timestamps_samples_every_ack_from_its_oldest_send() {
+    // Without timestamps ns-3 keeps a history of its new segments (`m_history`) and every ACK
+    // that covers the oldest one left samples the time since that one's send (`EstimateRtt`);
+    // RFC 6298 (the Linux flavour) times one segment at a time. Four segments leave at 100 us;
+    // ACKs for two of them arrive at 300 and 500 us. ns-3 samples 200 us, then 400 us (the
+    // third segment was sent at 100 us too); the timed segment gives the first sample only.
+    // (Ours timed one segment in both flavours; with a 1 ms minimum RTO, where the estimate
+    // sets every RTO, 16 long flows then timed out 1,470 times against ns-3's 656: the probe
+    // `l16-minrto1-nots`.)
+    for (flavor, want_ns) in [(TcpFlavor::Ns3, 148_437), (TcpFlavor::Linux, 112_500)] {
+        let cfg = TcpConfig {
+            flavor,
+            timestamps: false,
+            ..TcpConfig::default()
+        };
+        let mut out = TcpOutput::new();
+        let mut c = TcpEndpoint::connect_with_iss(cfg, ids(), 1_000, 0, &mut out);
+        let syn = out.packets.pop().unwrap();
+        TcpEndpoint::accept_with_iss(cfg, ids().reversed(), &syn, 5_000, 50 * US, &mut out);
+        let synack = out.packets.pop().unwrap();
+        c.on_packet(100 * US, &synack, &mut out);
+        assert_eq!(c.srtt(), Some(100 * US), "{flavor:?}: the handshake");
+        out.clear();
+        c.send(100 * US, 4 * MSS, &mut out);
+        c.on_timer(100 * US + NS, &mut out);
+        assert_eq!(out.packets.iter().filter(|p| p.payload > 0).count(), 4, "{flavor:?}");
+        c.on_packet(300 * US, &client_ack(seg(2), None), &mut out);
+        assert_eq!(c.srtt(), Some(112_500 * NS), "{flavor:?}: one sample of 200 us");
+        c.on_packet(500 * US, &client_ack(seg(4), None), &mut out);
+        assert_eq!(c.srtt(), Some(want_ns * NS), "{flavor:?}");
+    }
+}
+
+#[test]
 fn ns3_grows_the_window_in_loss_recovery_on_acks_with_new_sack_blocks() {
     // ns-3 3.37 in CA_LOSS: `DupAck` returns at once and `ProcessAck` grows cwnd on every ACK
     // that advances SND.UNA, also when it SACKs new data (elsewhere such an ACK means
