@@ -498,9 +498,9 @@ impl TcpEndpoint {
         // ns-3 arms a FIN's `m_retxEvent` (in `SendEmptyPacket`) before the LAST_ACK timer
         // (`DoPeerClose`, `LastAckTimeout`), so when both are due at the same instant the FIN's
         // timer runs first: the FIN goes once more before the LAST_ACK timer finds the retries
-        // spent and drops the connection.
-        let fin_first = self.fin_rxt_at > 0 && self.fin_rxt_at <= now && self.ns3_last_ack();
-        if fin_first {
+        // spent and drops the connection. (Its resend arms it again, later than `now`, so the
+        // check below does not run it twice.)
+        if self.fin_rxt_at > 0 && self.fin_rxt_at <= now && self.ns3_last_ack() {
             self.on_fin_rxt(now, out);
         }
         if self.rto_at.is_some_and(|t| t <= now) {
@@ -520,7 +520,7 @@ impl TcpEndpoint {
             self.delack_reserved = true;
             self.send_ack(now, out);
         }
-        if !fin_first && self.fin_rxt_at > 0 && self.fin_rxt_at <= now {
+        if self.fin_rxt_at > 0 && self.fin_rxt_at <= now {
             self.on_fin_rxt(now, out);
         }
         if self.deferred_send_at().is_some_and(|t| t <= now) {
