@@ -103,7 +103,7 @@ impl Port {
 /// `t` rounded to the nearest nanosecond ([`Port::ns_grid`]; a time too close to
 /// [`Time::MAX`] to round stays as it is).
 #[inline]
-fn ns_grid(t: Time) -> Time {
+pub(crate) fn ns_grid(t: Time) -> Time {
     let ns = crate::time::NS;
     t.checked_add(ns / 2).map_or(t, |u| u / ns * ns)
 }

@@ -327,10 +327,15 @@ impl Sim {
             node.levels = vec![0; node.ports.len()];
         }
         let mut events = EventQueue::new();
+        let ns3 = tcp.flavor == TcpFlavor::Ns3;
         let states = flows
             .into_iter()
-            .map(|spec| {
-                events.push(spec.start, Event::FlowStart { flow: spec.id });
+            .map(|mut spec| {
+                if ns3 {
+                    // ns-3's clock holds whole nanoseconds (`bench/ns3/scenario.cc` rounds each
+                    // start to the nearest one).
+                    spec.start = crate::port::ns_grid(spec.start);
+                }
                 FlowState {
                     result: FlowResult {
                         start: spec.start,
@@ -346,6 +351,17 @@ impl Sim {
             .collect::<Vec<_>>();
         for (i, f) in states.iter().enumerate() {
             debug_assert_eq!(f.spec.id.0 as usize, i, "flow ids must be 0..n in order");
+        }
+        // Flows start in the order of their ids, or, like for like with ns-3, of their source
+        // nodes: ns-3 schedules each application's start when its node initializes, node by
+        // node at time 0, so starts at the same nanosecond run in node order (then in the
+        // order the applications were installed, the flows' order).
+        let mut order: Vec<&FlowSpec> = states.iter().map(|f| &f.spec).collect();
+        if ns3 {
+            order.sort_by_key(|s| (s.start, s.src.0, s.id.0));
+        }
+        for spec in order {
+            events.push(spec.start, Event::FlowStart { flow: spec.id });
         }
         if options.queue_sample_interval > 0 {
             events.push(0, Event::Sample);

@@ -1045,6 +1045,7 @@ impl TcpEndpoint {
                     self.cc.set_cwnd(self.cc.ssthresh());
                     self.recovery = Recovery::None;
                     self.dupacks = 0;
+                    self.first_partial_seen = false;
                 } else if acked > 0 {
                     self.reno_mark_head_lost();
                     self.reno_resend_head(now, out);
@@ -1079,6 +1080,11 @@ impl TcpEndpoint {
             Recovery::Sack => {
                 if ack >= self.recover {
                     self.cc.set_cwnd(self.cc.ssthresh());
+                    if !self.cwr_repair {
+                        // ns-3 3.37 sets `m_isFirstPartialAck` again only where a full ACK
+                        // ends CA_RECOVERY (here; not CA_CWR) or CA_LOSS, not at a timeout.
+                        self.first_partial_seen = false;
+                    }
                     self.leave_sack_recovery();
                 } else {
                     if acked > 0 && !self.cwr_repair {
@@ -1091,16 +1097,22 @@ impl TcpEndpoint {
                         self.detect_lost_rxt();
                     }
                     self.compute_pipe();
-                    // ns-3 skips the head only when `IsRetransmittedDataAcked(ack + segSize)`
-                    // finds a retransmitted, unSACKed item ending one segment above the ACK,
-                    // which the items answer; without them, a whole segment already resent.
-                    let head_resent = self.ns3_item_resent_ending_at(self.snd_una + self.mss).unwrap_or(
-                        self.high_rxt > self.snd_una && self.data_end().saturating_sub(self.snd_una) >= self.mss,
-                    );
-                    if acked > 0 && ns3 && !self.cwr_repair && !head_resent {
+                    if acked > 0 && ns3 && !self.cwr_repair && !self.ns3_head_resent() {
                         self.partial_ack_retransmit(now, out);
                     }
                 }
+            }
+        }
+        if ns3 && self.sack_ok && acked > 0 && !was_recovery && self.recovery == Recovery::Sack && !self.cwr_repair {
+            // ns-3 3.37's `ProcessAck` goes on with the ACK that entered CA_RECOVERY (one that
+            // advanced SND.UNA and SACKed new data) as with a partial ACK: it is the first one
+            // (the timer restarts only if no partial ACK came since the last full ACK ended a
+            // recovery), and the head goes again unless already resent.
+            restart_timer = !self.first_partial_seen;
+            self.first_partial_seen = true;
+            self.compute_pipe();
+            if !self.ns3_head_resent() {
+                self.partial_ack_retransmit(now, out);
             }
         }
         let ns3_disorder =
@@ -1158,6 +1170,8 @@ impl TcpEndpoint {
             // ns-3's ACK that ends CA_LOSS hands the congestion control only the whole
             // segments above the recovery point (`ProcessAck`: `(ack - m_recover) / segSize`).
             self.in_loss = false;
+            // ... and sets `m_isFirstPartialAck` again (as where a full ACK ends CA_RECOVERY).
+            self.first_partial_seen = false;
             cc_acked = (ack - self.recover) / self.mss * self.mss;
         }
         let mut info = AckInfo {
@@ -1249,8 +1263,8 @@ impl TcpEndpoint {
     /// counted afresh. The caller sets cwnd and the recovery point.
     fn begin_sack_recovery(&mut self) {
         self.recovery = Recovery::Sack;
-        self.first_partial_seen = false;
         if self.cfg.flavor == TcpFlavor::Linux {
+            self.first_partial_seen = false;
             self.high_rxt = self.snd_una;
             self.sacked_below_rxt = 0;
             self.rxt_sacked = IntervalSet::new();
@@ -1339,7 +1353,6 @@ impl TcpEndpoint {
             self.reno_add_sack();
             self.reno_mark_head_lost();
             self.recovery = Recovery::NewReno;
-            self.first_partial_seen = false;
             self.cc.set_cwnd(ssthresh);
             self.reno_resend_head(now, out);
         } else {
@@ -1704,6 +1717,15 @@ impl TcpEndpoint {
         if self.cfg.flavor == TcpFlavor::Ns3 {
             self.pipe += self.rxt_sacked.bytes();
         }
+    }
+
+    /// [`TcpFlavor::Ns3`]: whether the segment at SND.UNA was resent already, so a partial ACK
+    /// resends nothing (`IsRetransmittedDataAcked(ack + segment size)`: a retransmitted,
+    /// unSACKed item ending one segment above the ACK, which the items answer; without them, a
+    /// whole segment already resent).
+    fn ns3_head_resent(&self) -> bool {
+        self.ns3_item_resent_ending_at(self.snd_una + self.mss)
+            .unwrap_or(self.high_rxt > self.snd_una && self.data_end().saturating_sub(self.snd_una) >= self.mss)
     }
 
     /// ns-3 3.37's answer to a partial ACK during SACK recovery when the segment at the new

@@ -3323,3 +3323,57 @@ fn ns3_the_ack_that_ends_a_recovery_counts_whole_segments() {
         .collect();
     assert_eq!(cwnds, [11, 11, 12]);
 }
+
+#[test]
+fn ns3_the_ack_that_enters_sack_recovery_is_its_first_partial_ack() {
+    // ns-3 3.37's `ProcessAck` goes on with an ACK that advanced SND.UNA and entered
+    // CA_RECOVERY (it SACKed new data too) as with a partial ACK, the first one: the next
+    // partial ACK leaves the retransmission timer as it was. The flag comes back only where a
+    // full ACK ends CA_RECOVERY or CA_LOSS: after a timeout and the ACK that ends its loss
+    // state, the next recovery's first partial ACK restarts the timer. The Linux flavour
+    // restarts it on the first partial ACK after the entry. (Ours restarted it on both, and
+    // missed ns-3's timeout at 162.075 ms in the probe `ws-nots-minrto1`.)
+    for flavor in [TcpFlavor::Ns3, TcpFlavor::Linux] {
+        let (mut c, mut out) = sending_client(flavor, 20, 200 * MSS);
+        // Segment 0 arrives but its ACK is lost, 1 and 2 are lost, 3-5 arrive: one ACK
+        // advances SND.UNA to segment 1 and SACKs 3-5, which enters recovery.
+        c.on_packet(1_000, &client_ack(seg(1), Some((seg(3), seg(6)))), &mut out);
+        assert_eq!(c.stats().fast_recoveries, 1, "{flavor:?}");
+        let armed = c.next_timer().unwrap();
+        // Segment 1's retransmission arrives: a partial ACK.
+        c.on_packet(2_000, &client_ack(seg(2), Some((seg(3), seg(6)))), &mut out);
+        let rearmed = c.next_timer().unwrap();
+        if flavor == TcpFlavor::Linux {
+            assert_eq!(rearmed, 2_000 + c.rto(), "Linux: the first partial ACK restarts it");
+            continue;
+        }
+        assert_eq!(rearmed, armed, "ns-3: the second partial ACK leaves the timer");
+        // The timer runs out; the go-back-N resends are acknowledged up to the recovery
+        // point, which ends CA_LOSS.
+        c.on_timer(armed, &mut out);
+        assert_eq!(c.stats().data_timeouts, 1);
+        let recover = highest_seg(&out) + 1;
+        out.clear();
+        let t = armed + MS;
+        for (k, una) in (3..=recover).enumerate() {
+            c.on_packet(t + k as u64, &client_ack(seg(una), None), &mut out);
+        }
+        // New data is out; its first segment is lost and three duplicate ACKs enter recovery.
+        let top = highest_seg(&out);
+        assert!(top >= recover + 6, "segments {recover}..={top} out");
+        let t = t + 1_000;
+        for (k, e) in (recover + 2..recover + 5).enumerate() {
+            c.on_packet(
+                t + k as u64,
+                &client_ack(seg(recover), Some((seg(recover + 1), seg(e)))),
+                &mut out,
+            );
+        }
+        assert_eq!(c.stats().fast_recoveries, 2);
+        let t = t + 1_000;
+        // The resend arrives, the segment after the SACKed ones is lost too: a partial ACK,
+        // the first of this recovery, restarts the timer.
+        c.on_packet(t, &client_ack(seg(recover + 4), None), &mut out);
+        assert_eq!(c.next_timer(), Some(t + c.rto()), "the first partial ACK after CA_LOSS");
+    }
+}
