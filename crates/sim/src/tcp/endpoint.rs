@@ -798,6 +798,16 @@ impl TcpEndpoint {
         if !pkt.has(Flags::ACK) || pkt.has(Flags::SYN) || pkt.ack != to_wire(self.iss, 1) {
             return;
         }
+        if self.cfg.flavor == TcpFlavor::Ns3
+            && pkt.has(Flags::FIN)
+            && unwrap_seq(self.rcv_nxt, self.irs, pkt.seq) != self.rcv_nxt
+        {
+            // ns-3 3.37's `ProcessSynRcvd` takes a FIN only in sequence: one that arrives
+            // while the handshake's ACK and the data before it are missing is dropped
+            // silently (no ACK, the state stays), where other data would complete the
+            // handshake and be acknowledged out of order.
+            return;
+        }
         self.snd_una = 1;
         self.snd_wnd = u64::from(pkt.window);
         self.max_snd_wnd = self.snd_wnd;

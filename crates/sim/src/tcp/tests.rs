@@ -3377,3 +3377,33 @@ fn ns3_the_ack_that_enters_sack_recovery_is_its_first_partial_ack() {
         assert_eq!(c.next_timer(), Some(t + c.rto()), "the first partial ACK after CA_LOSS");
     }
 }
+
+#[test]
+fn ns3_ignores_a_fin_out_of_order_before_the_handshake_completes() {
+    // The client's handshake ACK and its first segments are lost; its last segment, with the
+    // FIN, arrives while the server is still in SYN_RCVD. ns-3 3.37 (`ProcessSynRcvd`) takes
+    // a FIN there only in sequence and drops this one silently; the Linux flavour completes
+    // the handshake on its ACK and answers with a duplicate ACK that SACKs it.
+    for flavor in [TcpFlavor::Ns3, TcpFlavor::Linux] {
+        let cfg = TcpConfig {
+            flavor,
+            ..TcpConfig::default()
+        };
+        let mut out = TcpOutput::new();
+        let _c = TcpEndpoint::connect_with_iss(cfg, ids(), 1_000, 10, &mut out);
+        let syn = out.packets.pop().unwrap();
+        let mut s = TcpEndpoint::accept_with_iss(cfg, ids().reversed(), &syn, 5_000, 20, &mut out);
+        out.clear();
+        let mut fin = data(2 * MSS as u32, 1_034);
+        fin.flags |= Flags::FIN;
+        s.on_packet(1_000, &fin, &mut out);
+        if flavor == TcpFlavor::Ns3 {
+            assert!(out.packets.is_empty(), "ns-3 sends nothing");
+            assert!(!s.is_established());
+        } else {
+            assert!(s.is_established());
+            let ack = out.packets.iter().find(|p| p.has(Flags::ACK)).expect("a duplicate ACK");
+            assert_eq!(ack.ack, 1001, "nothing in order yet");
+        }
+    }
+}
