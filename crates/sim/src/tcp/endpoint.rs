@@ -1059,8 +1059,7 @@ impl TcpEndpoint {
                 } else if acked > 0 {
                     self.reno_mark_head_lost();
                     self.reno_resend_head(now, out);
-                    restart_timer = !self.first_partial_seen;
-                    self.first_partial_seen = true;
+                    restart_timer = self.take_first_partial_ack();
                 } else if is_dup {
                     self.reno_add_sack();
                 }
@@ -1081,8 +1080,7 @@ impl TcpEndpoint {
                         cwnd += self.mss;
                     }
                     self.cc.set_cwnd(cwnd);
-                    restart_timer = !self.first_partial_seen;
-                    self.first_partial_seen = true;
+                    restart_timer = self.take_first_partial_ack();
                 } else if is_dup {
                     self.cc.set_cwnd(self.cc.cwnd() + self.mss);
                 }
@@ -1100,8 +1098,7 @@ impl TcpEndpoint {
                     if acked > 0 && !self.cwr_repair {
                         // RFC 6582's rule, which ns-3 applies to SACK recovery as well: only
                         // the first partial ACK restarts the retransmission timer.
-                        restart_timer = !self.first_partial_seen;
-                        self.first_partial_seen = true;
+                        restart_timer = self.take_first_partial_ack();
                     }
                     if self.cfg.flavor == TcpFlavor::Linux {
                         self.detect_lost_rxt();
@@ -1118,8 +1115,7 @@ impl TcpEndpoint {
             // advanced SND.UNA and SACKed new data) as with a partial ACK: it is the first one
             // (the timer restarts only if no partial ACK came since the last full ACK ended a
             // recovery), and the head goes again unless already resent.
-            restart_timer = !self.first_partial_seen;
-            self.first_partial_seen = true;
+            restart_timer = self.take_first_partial_ack();
             self.compute_pipe();
             if !self.ns3_head_resent() {
                 self.partial_ack_retransmit(now, out);
@@ -1727,6 +1723,13 @@ impl TcpEndpoint {
         if self.cfg.flavor == TcpFlavor::Ns3 {
             self.pipe += self.rxt_sacked.bytes();
         }
+    }
+
+    /// RFC 6582's rule (ns-3 3.37's `m_isFirstPartialAck`, SACK recovery too): whether this
+    /// partial ACK is the first since `first_partial_seen` was last cleared, the only one that
+    /// restarts the retransmission timer; it marks the flag seen.
+    fn take_first_partial_ack(&mut self) -> bool {
+        !std::mem::replace(&mut self.first_partial_seen, true)
     }
 
     /// [`TcpFlavor::Ns3`]: whether the segment at SND.UNA was resent already, so a partial ACK
