@@ -2337,7 +2337,15 @@ impl TcpEndpoint {
                 }
                 let room_c = cwnd.saturating_sub(flight);
                 let room_r = (self.snd_una + self.snd_wnd).saturating_sub(s);
-                self.ns3_ask_app(s, cwnd.min(self.snd_wnd).saturating_sub(flight));
+                let avail = cwnd.min(self.snd_wnd).saturating_sub(flight);
+                let held = self.ns3_ask_app(s, avail);
+                if self.cfg.flavor == TcpFlavor::Ns3 && avail < self.mss && held > avail {
+                    // ns-3 3.37's silly-window check (`SendPendingData`) weighs the window
+                    // against everything buffered from `s`, not against the segment: a short
+                    // one that fits (a timeout resending an application write's tail) waits
+                    // while more data is held behind it.
+                    break;
+                }
                 if bare_fin_again && room_c == 0 {
                     break;
                 }

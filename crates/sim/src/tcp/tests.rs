@@ -3407,3 +3407,42 @@ fn ns3_ignores_a_fin_out_of_order_before_the_handshake_completes() {
         }
     }
 }
+
+#[test]
+fn ns3_go_back_n_holds_a_short_segment_while_more_is_buffered_behind_it() {
+    // The application writes three segments and 544 bytes, all sent (the last a short item),
+    // and, after the timeout, twenty segments more. Go-back-N resends the head; the ACK for
+    // it grows cwnd to two segments and two more go again. The next ACK grows cwnd to three
+    // segments but the peer's window to 2,448 bytes, with 1,448 in flight: 1,000 bytes of
+    // window. The short item fits, but ns-3 3.37's silly-window check (`SendPendingData`)
+    // weighs the window against everything buffered from there (`SizeFromSequence`), so it
+    // waits for a full segment of window (change 53: ours resent such a tail at once; found
+    // by the probe `ws-host10g-minrto1`, 294.65 ms). The next ACK releases it.
+    let cfg = TcpConfig {
+        init_cwnd: 10,
+        flavor: TcpFlavor::Ns3,
+        ..TcpConfig::default()
+    };
+    let (mut c, _s, mut out) = pair(cfg);
+    c.send(50, 3 * MSS + 544, &mut out);
+    let full = MSS as u32;
+    let tail = 3 * MSS as u32;
+    assert_eq!(data_sent(&out), [(0, full), (1448, full), (2896, full), (tail, 544)]);
+    let rto_at = c.next_timer().unwrap();
+    out.clear();
+    c.on_timer(rto_at, &mut out);
+    c.send(rto_at + 1, 20 * MSS, &mut out);
+    assert_eq!(data_sent(&out), [(0, full)]);
+    out.clear();
+    c.on_packet(rto_at + MS, &client_ack(1 + MSS, None), &mut out);
+    assert_eq!(data_sent(&out), [(1448, full), (2896, full)]);
+    out.clear();
+    let mut ack = client_ack(1 + 2 * MSS, None);
+    ack.window = 2448;
+    c.on_packet(rto_at + MS + 1, &ack, &mut out);
+    assert_eq!(c.cwnd(), 3 * MSS);
+    assert_eq!(data_sent(&out), [], "1,000 bytes of window hold back the 544-byte item");
+    out.clear();
+    c.on_packet(rto_at + MS + 2, &client_ack(1 + 3 * MSS, None), &mut out);
+    assert_eq!(data_sent(&out).first().map(|d| d.0), Some(tail));
+}
