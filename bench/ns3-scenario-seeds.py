@@ -36,7 +36,7 @@ def ns3_side(path):
     dur = d["duration_s"]
     rates = [f["rx_bytes"] * 8 / (dur - f["start_s"]) / 1e6 for f in d["flows"]]
     return dict(goodput=sum(f["rx_bytes"] for f in d["flows"]) * 8 / dur / 1e6, jain=jain(rates),
-                timeouts=sum(f["timeouts"] for f in d["flows"]), drops=d["switch_drops_total"] + d.get("host_drops", 0),
+                timeouts=sum(f["tcp_stats"]["data_timeouts"] if "tcp_stats" in f else f["timeouts"] for f in d["flows"]), drops=d["switch_drops_total"] + d.get("host_drops", 0),
                 marks=d["marks_total"], queue=d["ports"][0]["queue_mean_pkts"] if d["ports"] else None)
 
 
