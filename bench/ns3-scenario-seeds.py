@@ -2,8 +2,9 @@
 """Any scenario that `tandem sim export-ns3` accepts, in ns-3 3.37 and in Tandem, seed by seed.
 
 For scenarios outside the validation suite (variants of it, your own): per seed, both tools'
-aggregate goodput, Jain's index over the flows' goodputs, timeouts, drops and ECN marks at the
-switches, and the first sampled port's queue mean, then the means over the seeds.
+aggregate goodput, Jain's index over the flows' goodputs, timeouts after the handshake, drops
+(switches and host queues), ECN marks at the switches, and the first sampled port's queue
+mean, then the means over the seeds.
 
     bench/ns3/build.sh && cargo build --release -p tandem-cli
     python3 bench/ns3-scenario-seeds.py scenarios/validation/variants/dctcp-32-jitter.toml 1..8
@@ -36,7 +37,8 @@ def ns3_side(path):
     dur = d["duration_s"]
     rates = [f["rx_bytes"] * 8 / (dur - f["start_s"]) / 1e6 for f in d["flows"]]
     return dict(goodput=sum(f["rx_bytes"] for f in d["flows"]) * 8 / dur / 1e6, jain=jain(rates),
-                timeouts=sum(f["tcp_stats"]["data_timeouts"] if "tcp_stats" in f else f["timeouts"] for f in d["flows"]), drops=d["switch_drops_total"] + d.get("host_drops", 0),
+                timeouts=sum(f["tcp_stats"]["data_timeouts"] if "tcp_stats" in f else f["timeouts"] for f in d["flows"]),
+                drops=d["switch_drops_total"] + d.get("host_drops", 0),
                 marks=d["marks_total"], queue=d["ports"][0]["queue_mean_pkts"] if d["ports"] else None)
 
 
@@ -66,7 +68,7 @@ for seed in range(first, last + 1):
     print(f"seed {seed} done", file=sys.stderr)
 
 keys = [("goodput", "goodput (Mb/s)", "{:.1f}"), ("jain", "Jain", "{:.3f}"), ("timeouts", "timeouts", "{}"),
-        ("drops", "switch drops", "{}"), ("marks", "ECN marks", "{}"), ("queue", "queue mean (pkts)", "{:.2f}")]
+        ("drops", "drops (switches and hosts)", "{}"), ("marks", "ECN marks", "{}"), ("queue", "queue mean (pkts)", "{:.2f}")]
 fmt = lambda f, v: "-" if v is None else f.format(v)
 print("| seed | " + " | ".join(f"{label}, ns-3 / Tandem" for _, label, _ in keys) + " |")
 print("|---" * (len(keys) + 1) + "|")
