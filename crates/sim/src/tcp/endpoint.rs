@@ -1904,6 +1904,13 @@ impl TcpEndpoint {
         held
     }
 
+    /// [`TcpFlavor::Ns3`]: ns-3 3.37's silly-window check (`SendPendingData`): with less than a
+    /// segment of `window`, it waits unless everything buffered from the segment NextSeg chose
+    /// (`held`, `SizeFromSequence`, not the segment alone) fits in it.
+    fn ns3_silly_window(&self, window: u64, held: u64) -> bool {
+        window < self.mss && held > window
+    }
+
     /// End of a segment starting at `s` of at most one MSS of data, not beyond `cap`, taking
     /// the FIN along when it fits.
     fn seg_end(&self, s: u64, cap: u64) -> u64 {
@@ -2247,7 +2254,7 @@ impl TcpEndpoint {
             let room = win - pipe;
             if self.reno_head_lost && !self.reno_head_resent && self.snd_una < self.snd_max {
                 let held = self.ns3_ask_app(self.snd_una, room);
-                if room < self.mss && held > room {
+                if self.ns3_silly_window(room, held) {
                     break;
                 }
                 let e = self.seg_end(self.snd_una, self.snd_max);
@@ -2261,7 +2268,7 @@ impl TcpEndpoint {
                 break;
             }
             let data = self.ns3_ask_app(s, room);
-            if room < self.mss && data > room {
+            if self.ns3_silly_window(room, data) {
                 break;
             }
             // The window limits data, not the FIN: it rides on the segment that empties the
@@ -2339,11 +2346,9 @@ impl TcpEndpoint {
                 let room_r = (self.snd_una + self.snd_wnd).saturating_sub(s);
                 let avail = cwnd.min(self.snd_wnd).saturating_sub(flight);
                 let held = self.ns3_ask_app(s, avail);
-                if self.cfg.flavor == TcpFlavor::Ns3 && avail < self.mss && held > avail {
-                    // ns-3 3.37's silly-window check (`SendPendingData`) weighs the window
-                    // against everything buffered from `s`, not against the segment: a short
-                    // one that fits (a timeout resending an application write's tail) waits
-                    // while more data is held behind it.
+                if self.cfg.flavor == TcpFlavor::Ns3 && self.ns3_silly_window(avail, held) {
+                    // A short segment that fits (a timeout resending an application write's
+                    // tail) waits while more data is held behind it.
                     break;
                 }
                 if bare_fin_again && room_c == 0 {
@@ -2394,10 +2399,14 @@ impl TcpEndpoint {
                 if self.cfg.flavor != TcpFlavor::Ns3 {
                     break;
                 }
-                match self.next_seg(!self.cwr_repair) {
-                    Some((s, e, kind)) if self.ns3_ask_app(s, room) <= room => self.emit_seg(now, s, e, kind, out),
-                    _ => break,
+                let Some((s, e, kind)) = self.next_seg(!self.cwr_repair) else {
+                    break;
+                };
+                let held = self.ns3_ask_app(s, room);
+                if self.ns3_silly_window(room, held) {
+                    break;
                 }
+                self.emit_seg(now, s, e, kind, out);
                 continue;
             }
             if let Some((s, e)) = self.next_lost_rxt() {
