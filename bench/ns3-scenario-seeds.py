@@ -48,7 +48,9 @@ def tandem_side(out):
     flows = list(csv.DictReader(open(os.path.join(out, "flows.csv"))))
     rates = [int(f["delivered"]) * 8 / (dur - float(f["start_s"])) / 1e6 for f in flows]
     rows = list(csv.DictReader(open(os.path.join(out, "queues.csv"))))
-    q = [int(r["packets"]) for r in rows if (r["node"], r["port"]) == (rows[0]["node"], rows[0]["port"])]
+    # Samples before the end, as ns-3's (Tandem's queues.csv also has the one at the end).
+    q = [int(r["packets"]) for r in rows
+         if (r["node"], r["port"]) == (rows[0]["node"], rows[0]["port"]) and float(r["time_s"]) < dur]
     return dict(goodput=s["delivered_bytes"] * 8 / dur / 1e6, jain=jain(rates), timeouts=s["timeouts"],
                 drops=s["drops"], marks=s["ecn_marked"], queue=statistics.mean(q) if q else None)
 

@@ -719,16 +719,23 @@ class TcpMonitor
 ///    the next hop can start forwarding it at once (zero processing delay in ns-3 nodes).
 ///  * The device queue holds packets WAITING for the transmitter; the packet being
 ///    serialised is not in it. So a 100-packet queue means 100 waiting + 1 in service.
+///  * The device's MTU (`mtu`, IP bytes; ns-3's default 1500) bounds the IP packets it takes
+///    whole: IPv4 fragments a larger one (PITFALL: a segment size above 1,448 with
+///    timestamps, or 1,460 without, then leaves as several fragments, each queued and dropped
+///    on its own). Tandem has no MTU and sends every segment whole, so a spec with jumbo
+///    segments needs `mtu` raised to match (scenario.cc: `LinkMtu`).
 inline NetDeviceContainer
 MakeLink(Ptr<Node> a,
          Ptr<Node> b,
          DataRate rate,
          Time delay,
          uint32_t queueA,
-         uint32_t queueB)
+         uint32_t queueB,
+         uint16_t mtu = 1500)
 {
     PointToPointHelper p2p;
     p2p.SetDeviceAttribute("DataRate", DataRateValue(rate));
+    p2p.SetDeviceAttribute("Mtu", UintegerValue(mtu));
     p2p.SetChannelAttribute("Delay", TimeValue(delay));
     NetDeviceContainer d = p2p.Install(a, b);
     auto setQ = [](Ptr<NetDevice> dev, uint32_t pkts) {

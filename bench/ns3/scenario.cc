@@ -49,6 +49,21 @@ using namespace tandem_bench;
 namespace tandem_bench
 {
 
+/// IPv4 header (20 bytes) and the largest TCP header (60 bytes: 40 bytes of options).
+constexpr uint32_t kMaxTcpIpHeader = 20 + 60;
+
+/// The links' MTU for segments of `mss` bytes: the largest IP packet the TCP can send
+/// (`mss` + kMaxTcpIpHeader), or ns-3's default 1500 where that is larger. Tandem has no MTU
+/// (it sends every segment whole, jumbo or not); ns-3's IPv4 fragments a packet above its
+/// device's MTU, so a spec with MSS 8,948 run on 1500-byte devices sent every segment as
+/// seven fragments, each queued and dropped on its own. Specs with the usual segments
+/// (MSS 1,448 with timestamps: 1500-byte packets) never reach either bound.
+inline uint16_t
+LinkMtu(uint32_t mss)
+{
+    return static_cast<uint16_t>(std::max<uint32_t>(1500, mss + kMaxTcpIpHeader));
+}
+
 // ---------------------------------------------------------------------------------------------
 // TandemStepQueueDisc: Tandem's threshold queue (DCTCP step marking on the number of packets
 // waiting at the port, excluding the one in service).
@@ -638,9 +653,9 @@ class SpecParser
         else if (key == "mss")
         {
             t.mss = U32(v, "mss");
-            if (t.mss == 0)
+            if (t.mss == 0 || t.mss > 65535 - kMaxTcpIpHeader)
             {
-                Err("mss must be > 0");
+                Err("mss must be in 1..65455 (an IP packet of at most 65,535 bytes)");
             }
         }
         else if (key == "init_cwnd")
@@ -1153,7 +1168,8 @@ main(int argc, char* argv[])
                                         DataRate(l.rateBps),
                                         NanoSeconds(l.delayNs),
                                         devQueueSize(l.a, pa),
-                                        devQueueSize(l.b, pb));
+                                        devQueueSize(l.b, pb),
+                                        LinkMtu(spec.tcp.mss));
         portDev[l.a].push_back(d.Get(0));
         portDev[l.b].push_back(d.Get(1));
         linkDevs.push_back(d);

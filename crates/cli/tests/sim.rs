@@ -165,6 +165,7 @@ fn every_shipped_scenario_checks() {
     for sub in [
         dir.clone(),
         dir.join("validation"),
+        dir.join("validation").join("variants"),
         dir.join("systems"),
         dir.join("bench"),
     ] {
