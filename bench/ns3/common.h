@@ -282,7 +282,13 @@ struct TcpOptions
     bool limitedTransmit = true;  // RFC 3042
     uint32_t dupAckThreshold = 3; // ns-3: TcpSocketBase::ReTxThreshold
     uint32_t bufBytes = 6u << 20; // SndBufSize and RcvBufSize
-    uint32_t synRetries = 6;      // ns-3: TcpSocket::ConnCount
+    uint32_t synRetries = 6;      // ns-3: TcpSocket::ConnCount (less synFirstCounted)
+    // ConnCount counts SYN (and SYN-ACK) transmissions, the first included: ConnCount = 2 is
+    // one SYN and one retransmission. scenario.cc's spec gives Tandem's `syn_retries`
+    // (retransmissions, as Linux's tcp_syn_retries) and sets this to 1, so that ConnCount is
+    // syn_retries + 1 and both tools send as many SYNs before giving up; the fixed programs'
+    // --syn-retries is ConnCount itself (0).
+    uint32_t synFirstCounted = 0;
     uint32_t dataRetries = 15;    // ns-3: TcpSocket::DataRetries (ns-3 default 6, Linux 15)
     double dctcpG = 0.0625;       // DCTCP EWMA gain g (ns-3 TcpDctcp::DctcpShiftG)
     double dctcpAlphaInit = 1.0;  // DCTCP initial alpha (ns-3 and Linux default 1.0)
@@ -392,7 +398,7 @@ struct TcpOptions
         // PITFALL: ConnTimeout (the SYN / SYN-ACK timeout, doubled on every retry) defaults to
         // 3 s in ns-3; RFC 6298 / Linux use 1 s. ConnCount = SYN transmissions allowed.
         Config::SetDefault("ns3::TcpSocket::ConnTimeout", TimeValue(initRto));
-        Config::SetDefault("ns3::TcpSocket::ConnCount", UintegerValue(synRetries));
+        Config::SetDefault("ns3::TcpSocket::ConnCount", UintegerValue(synRetries + synFirstCounted));
         Config::SetDefault("ns3::TcpSocket::DataRetries", UintegerValue(dataRetries));
         // Note: the RTT estimator's InitialEstimation (ns3::RttEstimator, 1 s) is left alone:
         // the RTO for data is only computed after the handshake, which always yields an RTT

@@ -721,7 +721,10 @@ class SpecParser
         }
         else if (key == "syn_retries")
         {
+            // Retransmissions, as Tandem's `syn_retries`: ns-3's ConnCount is one more
+            // (TcpOptions::synFirstCounted).
             t.synRetries = U32(v, "syn_retries");
+            t.synFirstCounted = 1;
         }
         else if (key == "dctcp_g")
         {

@@ -1414,6 +1414,15 @@ fn build_tcp(ctx: &Ctx, t: RawTcp) -> Result<TcpConfig, ScenarioError> {
         (Some(RawFlavor::Ns3), _) | (None, Some(false)) => TcpFlavor::Ns3,
         (None, None) => d.flavor,
     };
+    if flavor == TcpFlavor::Ns3 && rcv_buf < 65_536 {
+        // The like-for-like sender fills its buffer 64 KiB at a time, as the validation's
+        // ns-3 program does (a write larger than the buffer never fits): below that it, and
+        // ns-3, would send nothing at all.
+        return Err(ctx.err(
+            &key(&at, "rcv_buf"),
+            "with flavor = \"ns3\" must be at least 64KiB (the sender writes 64 KiB at a time, as the ns-3 program does)",
+        ));
+    }
     Ok(TcpConfig {
         mss: mss as u32,
         init_cwnd,

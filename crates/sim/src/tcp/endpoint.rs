@@ -275,6 +275,9 @@ pub struct TcpEndpoint {
     /// The application will send nothing and closes as soon as the peer does (see
     /// [`TcpEndpoint::close_on_peer_close`]).
     close_on_peer_close: bool,
+    /// Opened passively ([`TcpEndpoint::accept`]): a listening socket stands behind it once
+    /// it is gone ([`TcpEndpoint::on_packet_dead`]).
+    passive: bool,
     stats: TcpStats,
 }
 
@@ -378,6 +381,7 @@ impl TcpEndpoint {
             complete_reported: 0,
             closed_reported: false,
             close_on_peer_close: false,
+            passive: phase == Phase::SynRcvd,
             stats,
         }
     }
@@ -486,8 +490,41 @@ impl TcpEndpoint {
             Phase::SynSent => self.on_packet_syn_sent(now, pkt, out),
             Phase::SynRcvd => self.on_packet_syn_rcvd(now, pkt, out),
             Phase::Open => self.on_packet_open(now, pkt, out),
-            Phase::Dead => {}
+            Phase::Dead => self.on_packet_dead(now, pkt, out),
         }
+    }
+
+    /// A segment for a connection that gave up or was reset. Such a connection is gone (Linux
+    /// removes the socket; ns-3 3.37 drops its endpoint, `DeallocateEndPoint`), and the stack
+    /// answers as for a CLOSED connection (RFC 9293 §3.10.7.1; ns-3's
+    /// `TcpL4Protocol::NoEndPointsFound`): a reset, `<SEQ=SEG.ACK><CTL=RST>` for a segment
+    /// with an ACK, else `<SEQ=0><ACK=SEG.SEQ+SEG.LEN><CTL=RST,ACK>`, with no options; a reset
+    /// is never answered. So the late ACK of a receiver whose sender timed out comes back as a
+    /// reset, which takes its place in the queues on the way. The like-for-like flavour
+    /// answers only where ns-3 3.37 has no socket left: on the active side once the handshake
+    /// completed. A passively opened connection's segments reach the application's listening
+    /// socket, which ignores all but a SYN (`ProcessListen`; Linux's listener resets an
+    /// ACK), and ns-3 keeps a socket whose SYN retries ran out in SYN_SENT, silent.
+    fn on_packet_dead(&mut self, now: Time, pkt: &Packet, out: &mut TcpOutput) {
+        if pkt.has(Flags::RST) {
+            return;
+        }
+        if self.cfg.flavor == TcpFlavor::Ns3 && (self.passive || self.stats.established_at.is_none()) {
+            return;
+        }
+        let mut p = self.base_packet(now, 0, Flags::RST);
+        p.ecn = Ecn::NotEct;
+        if pkt.has(Flags::ACK) {
+            p.seq = pkt.ack;
+        } else {
+            p.seq = 0;
+            p.flags = Flags::RST | Flags::ACK;
+            let len = pkt.payload + u32::from(pkt.has(Flags::SYN)) + u32::from(pkt.has(Flags::FIN));
+            p.ack = pkt.seq.wrapping_add(len);
+        }
+        p.size = L2_L3_HEADER + TCP_HEADER;
+        self.stats.segments_sent += 1;
+        out.packets.push(p);
     }
 
     /// Runs every timer whose deadline is at or before `now`; does nothing if none is due.

@@ -1931,17 +1931,22 @@ fn zero_window_is_probed_and_reopens() {
     assert!(out.packets.iter().all(|p| p.payload > 0));
 }
 
-#[test]
-fn reset_fails_the_connection() {
-    let (mut c, _s, mut out) = pair(TcpConfig::default());
-    let rst = Packet {
+/// A reset from the server of [`pair`] at its next sequence number.
+fn rst_to_client() -> Packet {
+    Packet {
         src_port: 80,
         dst_port: 1000,
         seq: 5001,
         flags: Flags::RST,
         proto: Proto::Tcp,
         ..Packet::default()
-    };
+    }
+}
+
+#[test]
+fn reset_fails_the_connection() {
+    let (mut c, _s, mut out) = pair(TcpConfig::default());
+    let rst = rst_to_client();
     // Out of window: ignored.
     let mut bad = rst;
     bad.seq = 5001u32.wrapping_sub(100_000);
@@ -1952,6 +1957,56 @@ fn reset_fails_the_connection() {
     assert!(c.is_failed());
     c.send(200, 100, &mut out);
     assert!(out.packets.is_empty());
+}
+
+#[test]
+fn a_connection_that_is_gone_answers_a_late_segment_with_a_reset() {
+    // Both ends reset: the client (active) and the server (passive) are gone.
+    let ns3 = TcpConfig {
+        flavor: TcpFlavor::Ns3,
+        ..TcpConfig::default()
+    };
+    for cfg in [TcpConfig::default(), ns3] {
+        let (mut c, mut s, mut out) = pair(cfg);
+        c.on_packet(100, &rst_to_client(), &mut out);
+        let mut rst_to_server = data(0, 0);
+        rst_to_server.flags = Flags::RST;
+        s.on_packet(100, &rst_to_server, &mut out);
+        assert!(c.is_failed() && s.is_failed());
+        out.clear();
+        // A late ACK (the server's delayed ACK, say) reaches the client: <SEQ=SEG.ACK><CTL=RST>,
+        // no options, not ECN-capable (RFC 9293 §3.10.7.1; ns-3's `NoEndPointsFound`).
+        let mut late = data(0, 0);
+        std::mem::swap(&mut late.src_port, &mut late.dst_port);
+        late.seq = 5001;
+        late.ack = 1001 + 7 * 1448;
+        c.on_packet(200, &late, &mut out);
+        assert_eq!(out.packets.len(), 1, "{cfg:?}");
+        let r = out.packets[0];
+        assert_eq!(r.flags, Flags::RST);
+        assert_eq!((r.seq, r.ack, r.payload), (late.ack, 0, 0));
+        assert_eq!((r.src_port, r.dst_port), (1000, 80));
+        assert_eq!(r.size, L2_L3_HEADER + TCP_HEADER);
+        assert!(!r.ts && r.ecn == Ecn::NotEct);
+        out.clear();
+        // A reset is never answered.
+        c.on_packet(300, &rst_to_client(), &mut out);
+        assert!(out.packets.is_empty());
+        // The passive end: Linux's listener resets an ACK; ns-3's listening socket ignores
+        // everything but a SYN.
+        s.on_packet(300, &data(0, 100), &mut out);
+        let answered = out.packets.len();
+        assert_eq!(answered, usize::from(cfg.flavor == TcpFlavor::Linux), "{cfg:?}");
+        out.clear();
+        // A segment without an ACK: <SEQ=0><ACK=SEG.SEQ+SEG.LEN><CTL=RST,ACK>.
+        let mut bare = late;
+        bare.flags = Flags::FIN;
+        bare.payload = 10;
+        c.on_packet(400, &bare, &mut out);
+        let r = out.packets[0];
+        assert_eq!(r.flags, Flags::RST | Flags::ACK);
+        assert_eq!((r.seq, r.ack), (0, 5001 + 10 + 1));
+    }
 }
 
 #[test]
