@@ -828,6 +828,16 @@ impl TcpEndpoint {
         if pkt.has(Flags::SYN) && !pkt.has(Flags::ACK) {
             if pkt.seq == self.irs {
                 // The peer retransmitted its SYN: our SYN-ACK was lost (or is slow).
+                if self.cfg.flavor == TcpFlavor::Ns3 {
+                    // ns-3 3.37's `SendEmptyPacket` draws every SYN-ACK, this one too, on the
+                    // same count as the timer's (`ConnCount`): with none left it gives the
+                    // connection up instead (and its listening socket ignores what follows).
+                    if self.syn_retx >= self.cfg.syn_retries {
+                        self.fail(FailReason::SynRetriesExhausted, out);
+                        return;
+                    }
+                    self.syn_retx += 1;
+                }
                 self.send_synack(now, out);
             }
             return;

@@ -1931,6 +1931,36 @@ fn zero_window_is_probed_and_reopens() {
     assert!(out.packets.iter().all(|p| p.payload > 0));
 }
 
+#[test]
+fn ns3_draws_a_syn_ack_for_a_repeated_syn_on_the_syn_count() {
+    // One retry: ns-3's ConnCount 2, two SYN-ACKs in all; a third SYN finds none left and the
+    // passive side gives up. The Linux flavour answers every repeated SYN.
+    for flavor in [TcpFlavor::Ns3, TcpFlavor::Linux] {
+        let cfg = TcpConfig {
+            flavor,
+            syn_retries: 1,
+            ..TcpConfig::default()
+        };
+        let mut out = TcpOutput::new();
+        let _c = TcpEndpoint::connect_with_iss(cfg, ids(), 1_000, 10, &mut out);
+        let syn = out.packets.pop().unwrap();
+        let mut s = TcpEndpoint::accept_with_iss(cfg, ids().reversed(), &syn, 5_000, 20, &mut out);
+        assert_eq!(out.packets.len(), 1);
+        out.clear();
+        s.on_packet(30, &syn, &mut out);
+        assert_eq!(out.packets.len(), 1, "{flavor:?}");
+        out.clear();
+        s.on_packet(40, &syn, &mut out);
+        if flavor == TcpFlavor::Ns3 {
+            assert!(out.packets.is_empty());
+            assert_eq!(out.events, vec![TcpEvent::Failed(FailReason::SynRetriesExhausted)]);
+        } else {
+            assert_eq!(out.packets.len(), 1);
+            assert!(!s.is_failed());
+        }
+    }
+}
+
 /// A reset from the server of [`pair`] at its next sequence number.
 fn rst_to_client() -> Packet {
     Packet {
