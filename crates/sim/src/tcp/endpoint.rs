@@ -512,6 +512,13 @@ impl TcpEndpoint {
         if self.cfg.flavor == TcpFlavor::Ns3 && (self.passive || self.stats.established_at.is_none()) {
             return;
         }
+        self.send_reset(now, pkt, out);
+    }
+
+    /// The reset RFC 9293 answers `pkt` with where no connection takes it (§3.10.7.1,
+    /// §3.10.7.3): `<SEQ=SEG.ACK><CTL=RST>` for a segment with an ACK, else
+    /// `<SEQ=0><ACK=SEG.SEQ+SEG.LEN><CTL=RST,ACK>`; no options, not ECN-capable.
+    fn send_reset(&mut self, now: Time, pkt: &Packet, out: &mut TcpOutput) {
         let mut p = self.base_packet(now, 0, Flags::RST);
         p.ecn = Ecn::NotEct;
         if pkt.has(Flags::ACK) {
@@ -525,6 +532,17 @@ impl TcpEndpoint {
         p.size = L2_L3_HEADER + TCP_HEADER;
         self.stats.segments_sent += 1;
         out.packets.push(p);
+    }
+
+    /// Takes one SYN (or SYN-ACK) retransmission from `syn_retries`; false, and the
+    /// connection given up, when none is left.
+    fn take_syn_retry(&mut self, out: &mut TcpOutput) -> bool {
+        if self.syn_retx >= self.cfg.syn_retries {
+            self.fail(FailReason::SynRetriesExhausted, out);
+            return false;
+        }
+        self.syn_retx += 1;
+        true
     }
 
     /// Runs every timer whose deadline is at or before `now`; does nothing if none is due.
@@ -749,11 +767,9 @@ impl TcpEndpoint {
     }
 
     fn on_syn_timeout(&mut self, now: Time, out: &mut TcpOutput) {
-        if self.syn_retx >= self.cfg.syn_retries {
-            self.fail(FailReason::SynRetriesExhausted, out);
+        if !self.take_syn_retry(out) {
             return;
         }
-        self.syn_retx += 1;
         self.stats.syn_timeouts += 1;
         self.timed = None; // Karn
         if self.phase == Phase::SynSent {
@@ -774,11 +790,7 @@ impl TcpEndpoint {
         }
         if pkt.has(Flags::ACK) && !ack_ok {
             // RFC 9293 §3.10.7.3: <SEQ=SEG.ACK><CTL=RST>.
-            let mut p = self.base_packet(now, 0, Flags::RST);
-            p.seq = pkt.ack;
-            p.size = L2_L3_HEADER + TCP_HEADER;
-            self.stats.segments_sent += 1;
-            out.packets.push(p);
+            self.send_reset(now, pkt, out);
             return;
         }
         if !pkt.has(Flags::SYN) || !ack_ok {
@@ -828,15 +840,11 @@ impl TcpEndpoint {
         if pkt.has(Flags::SYN) && !pkt.has(Flags::ACK) {
             if pkt.seq == self.irs {
                 // The peer retransmitted its SYN: our SYN-ACK was lost (or is slow).
-                if self.cfg.flavor == TcpFlavor::Ns3 {
-                    // ns-3 3.37's `SendEmptyPacket` draws every SYN-ACK, this one too, on the
-                    // same count as the timer's (`ConnCount`): with none left it gives the
-                    // connection up instead (and its listening socket ignores what follows).
-                    if self.syn_retx >= self.cfg.syn_retries {
-                        self.fail(FailReason::SynRetriesExhausted, out);
-                        return;
-                    }
-                    self.syn_retx += 1;
+                // ns-3 3.37's `SendEmptyPacket` draws every SYN-ACK, this one too, on the same
+                // count as the timer's (`ConnCount`): with none left it gives the connection up
+                // instead (and its listening socket ignores what follows).
+                if self.cfg.flavor == TcpFlavor::Ns3 && !self.take_syn_retry(out) {
+                    return;
                 }
                 self.send_synack(now, out);
             }
