@@ -85,6 +85,11 @@ struct FlowState {
     udp_sent: u64,
     /// The next datagram's time (UDP); the current request's send (transactions).
     udp_next: Time,
+    /// Why the active side failed last, if it did (what `result.failed` says once a listener
+    /// opens a new connection where a passive side that failed stood).
+    client_failed: Option<crate::tcp::FailReason>,
+    /// The failure `result.failed` holds is the passive side's.
+    passive_failed_last: bool,
 }
 
 /// Bytes of the simulator's state of one flow (its two TCP endpoints included, as a TCP flow
@@ -346,6 +351,8 @@ impl Sim {
                     timer_at: [Time::MAX; 2],
                     udp_sent: 0,
                     udp_next: 0,
+                    client_failed: None,
+                    passive_failed_last: false,
                 }
             })
             .collect::<Vec<_>>();
@@ -1684,11 +1691,11 @@ impl Sim {
                 if let Some(p) = &mut self.part {
                     p.note_failure(flow, (now, self.events.popped_seq()));
                 }
-                f.result.failed = Some(match reason {
-                    crate::tcp::FailReason::SynRetriesExhausted => "syn-retries",
-                    crate::tcp::FailReason::DataRetriesExhausted => "data-retries",
-                    crate::tcp::FailReason::Reset => "reset",
-                });
+                f.result.failed = Some(failure_name(reason));
+                f.passive_failed_last = side == 1;
+                if side == 0 {
+                    f.client_failed = Some(reason);
+                }
             }
             _ => {}
         }
@@ -1900,6 +1907,20 @@ impl Sim {
                 }
                 let mut out = std::mem::take(&mut self.out);
                 match f.eps[side].as_deref_mut() {
+                    Some(ep) if side == 1 && ep.listener_takes(&p) => {
+                        // The connection request of a client that still resends its SYN,
+                        // after the passive side gave up: the listener opens a new one.
+                        let ep = ep.reaccept(&p, now, &mut out);
+                        f.eps[1] = Some(Box::new(ep));
+                        if f.passive_failed_last {
+                            // That failure no longer stands; the active side's, if any, does.
+                            f.passive_failed_last = false;
+                            f.result.failed = f.client_failed.map(failure_name);
+                            if let (None, Some(part)) = (f.client_failed, &mut self.part) {
+                                part.forget_failure(p.flow);
+                            }
+                        }
+                    }
                     Some(ep) => ep.on_packet(now, &p, &mut out),
                     None if side == 1 && p.flags.contains(tandem_wire::tcp::Flags::SYN) => {
                         self.out = out;
@@ -1923,6 +1944,15 @@ impl Sim {
                 self.flush_tcp(p.flow, side);
             }
         }
+    }
+}
+
+/// A failure's name in the flow results (`flows.csv`'s `failed`).
+fn failure_name(reason: crate::tcp::FailReason) -> &'static str {
+    match reason {
+        crate::tcp::FailReason::SynRetriesExhausted => "syn-retries",
+        crate::tcp::FailReason::DataRetriesExhausted => "data-retries",
+        crate::tcp::FailReason::Reset => "reset",
     }
 }
 

@@ -440,7 +440,7 @@ load = "90%"
 "#;
     // About 67 million flows: refused before the first is drawn.
     let e = refused(poisson, 8 * GIB, "flows[0]");
-    assert!(e.message.contains("65790082 flows 287 GiB"), "{e}");
+    assert!(e.message.contains("65790082 flows 288 GiB"), "{e}");
     let e = refused(
         &poisson.replace("load = \"90%\"", "load = \"90%\"\ncount = 100000000"),
         8 * GIB,

@@ -53,6 +53,11 @@ impl PartState {
     pub(crate) fn note_failure(&mut self, flow: FlowId, at: (Time, u64)) {
         self.failures.insert(flow.0, at);
     }
+
+    /// A flow's failure here no longer stands (a listener opened a new connection for it).
+    pub(crate) fn forget_failure(&mut self, flow: FlowId) {
+        self.failures.remove(&flow.0);
+    }
 }
 
 /// What crosses to another partition: the event it will be there.
@@ -238,6 +243,8 @@ impl Sim {
                     result: f.result.clone(),
                     udp_sent: f.udp_sent,
                     udp_next: f.udp_next,
+                    client_failed: f.client_failed,
+                    passive_failed_last: f.passive_failed_last,
                 }
             };
             let a = take(&mut others, &mut first, ps);

@@ -440,6 +440,28 @@ impl TcpEndpoint {
         ep
     }
 
+    /// Whether the listening socket behind this connection takes `pkt` as a new connection
+    /// request: this connection was opened passively and is gone (it gave up or was reset),
+    /// and `pkt` is a bare SYN (PSH, URG, CWR and ECE aside). ns-3 3.37's listener forks a
+    /// new socket for it (`ProcessListen`, once the old one dropped its endpoint), as a Linux
+    /// listener makes a new request; a client still resending its SYN so gets a new SYN-ACK.
+    pub fn listener_takes(&self, pkt: &Packet) -> bool {
+        let ignored = Flags::PSH.0 | Flags::URG.0 | Flags::CWR.0 | Flags::ECE.0;
+        self.passive && self.phase == Phase::Dead && Flags(pkt.flags.0 & !ignored) == Flags::SYN
+    }
+
+    /// The new connection a listener opens for `syn` where this gone one stood
+    /// ([`TcpEndpoint::listener_takes`]): as [`TcpEndpoint::accept`] opens it (all timers,
+    /// retry counts and estimates fresh, as ns-3's fork copies them from the listener), keeping
+    /// this one's counters, which the flow's results sum.
+    pub fn reaccept(&self, syn: &Packet, now: Time, out: &mut TcpOutput) -> TcpEndpoint {
+        let mut ep = TcpEndpoint::accept(self.cfg, self.ids, syn, now, out);
+        ep.close_on_peer_close = self.close_on_peer_close;
+        ep.stats.add_counts(&self.stats);
+        ep.stats.syn_sent_at = self.stats.syn_sent_at;
+        ep
+    }
+
     // ------------------------------------------------------------------ public API
 
     /// The application appends `bytes` to the send stream (allowed before the handshake
@@ -500,16 +522,16 @@ impl TcpEndpoint {
     /// `TcpL4Protocol::NoEndPointsFound`): a reset, `<SEQ=SEG.ACK><CTL=RST>` for a segment
     /// with an ACK, else `<SEQ=0><ACK=SEG.SEQ+SEG.LEN><CTL=RST,ACK>`, with no options; a reset
     /// is never answered. So the late ACK of a receiver whose sender timed out comes back as a
-    /// reset, which takes its place in the queues on the way. The like-for-like flavour
-    /// answers only where ns-3 3.37 has no socket left: on the active side once the handshake
-    /// completed. A passively opened connection's segments reach the application's listening
-    /// socket, which ignores all but a SYN (`ProcessListen`; Linux's listener resets an
-    /// ACK), and ns-3 keeps a socket whose SYN retries ran out in SYN_SENT, silent.
+    /// reset, which takes its place in the queues on the way, as does the answer to a SYN-ACK
+    /// that reaches a client whose SYN retries ran out. The like-for-like flavour answers only
+    /// on the active side: a passively opened connection's segments reach the application's
+    /// listening socket, which ignores all but a SYN (`ProcessListen`; Linux's listener resets
+    /// an ACK), and opens a new connection for a SYN ([`TcpEndpoint::listener_takes`]).
     fn on_packet_dead(&mut self, now: Time, pkt: &Packet, out: &mut TcpOutput) {
         if pkt.has(Flags::RST) {
             return;
         }
-        if self.cfg.flavor == TcpFlavor::Ns3 && (self.passive || self.stats.established_at.is_none()) {
+        if self.cfg.flavor == TcpFlavor::Ns3 && self.passive {
             return;
         }
         self.send_reset(now, pkt, out);
@@ -922,7 +944,15 @@ impl TcpEndpoint {
         }
         if pkt.has(Flags::SYN) {
             if self.cfg.flavor == TcpFlavor::Ns3 {
-                // ns-3 3.37's `ProcessEstablished` ignores a SYN or SYN-ACK once established.
+                // ns-3 3.37's `ProcessEstablished` ignores a SYN or SYN-ACK once established,
+                // but `DoForwardUp` has handled it as every segment with SYN before: the send
+                // window is its unscaled field, and the congestion window and ssthresh are
+                // back at their initial values ("Initialize cWnd and ssThresh"). (Its RTT
+                // estimate from the SYN-ACK's ACK of the ISN takes no sample.)
+                self.snd_wnd = u64::from(pkt.window);
+                let init = u64::from(self.cfg.mss.max(1)) * u64::from(self.cfg.init_cwnd.max(1));
+                self.cc.set_cwnd(init);
+                self.cc.set_ssthresh(u64::MAX);
                 return;
             }
             // A retransmitted SYN or SYN-ACK: our ACK was lost. Answer with an ACK.

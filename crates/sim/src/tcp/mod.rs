@@ -240,6 +240,32 @@ pub struct TcpStats {
     pub closed_at: Option<Time>,
 }
 
+impl TcpStats {
+    /// Adds `other`'s counts to these (times and DCTCP's alpha stay as they are): a connection
+    /// that takes another's place keeps what the first one counted.
+    pub fn add_counts(&mut self, other: &TcpStats) {
+        self.bytes_sent += other.bytes_sent;
+        self.bytes_retransmitted += other.bytes_retransmitted;
+        self.segments_sent += other.segments_sent;
+        self.data_segments_sent += other.data_segments_sent;
+        self.pure_acks_sent += other.pure_acks_sent;
+        self.retransmits += other.retransmits;
+        self.fast_retransmits += other.fast_retransmits;
+        self.fast_recoveries += other.fast_recoveries;
+        self.data_timeouts += other.data_timeouts;
+        self.syn_timeouts += other.syn_timeouts;
+        self.dupacks_received += other.dupacks_received;
+        self.out_of_order_arrivals += other.out_of_order_arrivals;
+        self.duplicate_arrivals += other.duplicate_arrivals;
+        self.bytes_delivered += other.bytes_delivered;
+        self.ecn_marks_received += other.ecn_marks_received;
+        self.ece_received += other.ece_received;
+        self.ecn_reductions += other.ecn_reductions;
+        self.rtt_samples += other.rtt_samples;
+        self.window_probes += other.window_probes;
+    }
+}
+
 /// The options of a SYN or SYN-ACK.
 ///
 /// A [`Packet`] has no option fields, so a SYN carries these in its first SACK slot, which a

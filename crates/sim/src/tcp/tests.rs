@@ -1537,6 +1537,18 @@ fn ns3_client_100k(init_cwnd: u32) -> (TcpEndpoint, TcpOutput) {
     (c, out)
 }
 
+/// A handshake half done: the client of [`ids`] sent its SYN at 10 and the server answered
+/// at 20. Returns the client, the server, the SYN, the SYN-ACK and an empty output.
+fn syn_and_synack(cfg: TcpConfig) -> (TcpEndpoint, TcpEndpoint, Packet, Packet, TcpOutput) {
+    let mut out = TcpOutput::new();
+    let c = TcpEndpoint::connect_with_iss(cfg, ids(), 1_000, 10, &mut out);
+    let syn = out.packets.pop().unwrap();
+    let s = TcpEndpoint::accept_with_iss(cfg, ids().reversed(), &syn, 5_000, 20, &mut out);
+    let synack = out.packets.pop().unwrap();
+    out.clear();
+    (c, s, syn, synack, out)
+}
+
 /// A client and server with the handshake done by hand (no delays).
 fn pair(cfg: TcpConfig) -> (TcpEndpoint, TcpEndpoint, TcpOutput) {
     pair_via(cfg, |_| {})
@@ -1544,11 +1556,7 @@ fn pair(cfg: TcpConfig) -> (TcpEndpoint, TcpEndpoint, TcpOutput) {
 
 /// [`pair`], the handshake's ACK passed through `on_the_way` (a switch marking it, say).
 fn pair_via(cfg: TcpConfig, on_the_way: impl FnOnce(&mut Packet)) -> (TcpEndpoint, TcpEndpoint, TcpOutput) {
-    let mut out = TcpOutput::new();
-    let mut c = TcpEndpoint::connect_with_iss(cfg, ids(), 1_000, 10, &mut out);
-    let syn = out.packets.pop().unwrap();
-    let mut s = TcpEndpoint::accept_with_iss(cfg, ids().reversed(), &syn, 5_000, 20, &mut out);
-    let synack = out.packets.pop().unwrap();
+    let (mut c, mut s, _, synack, mut out) = syn_and_synack(cfg);
     c.on_packet(30, &synack, &mut out);
     let mut ack = out.packets.pop().unwrap();
     on_the_way(&mut ack);
@@ -2037,6 +2045,128 @@ fn a_connection_that_is_gone_answers_a_late_segment_with_a_reset() {
         assert_eq!(r.flags, Flags::RST | Flags::ACK);
         assert_eq!((r.seq, r.ack), (0, 5001 + 10 + 1));
     }
+}
+
+#[test]
+fn a_client_whose_syn_retries_ran_out_resets_a_late_syn_ack() {
+    // ns-3 3.37 drops the endpoint of a socket that gave up in SYN_SENT (`SendEmptyPacket`,
+    // `DeallocateEndPoint`), so a SYN-ACK that comes after meets `NoEndPointsFound`: a reset,
+    // <SEQ=SEG.ACK><CTL=RST> (probe ws-initrto1ms-syn2). Linux answers alike.
+    for flavor in [TcpFlavor::Ns3, TcpFlavor::Linux] {
+        let cfg = TcpConfig {
+            flavor,
+            syn_retries: 0,
+            ..TcpConfig::default()
+        };
+        let (mut c, mut s, _, synack, mut out) = syn_and_synack(cfg);
+        let due = c.next_timer().unwrap();
+        c.on_timer(due, &mut out);
+        assert!(c.is_failed(), "{flavor:?}");
+        out.clear();
+        c.on_packet(due + 10, &synack, &mut out);
+        assert_eq!(out.packets.len(), 1, "{flavor:?}");
+        let r = out.packets[0];
+        assert_eq!((r.flags, r.seq, r.ack), (Flags::RST, 1_001, 0));
+        // The reset reaches the server in SYN_RCVD, which gives up.
+        out.clear();
+        s.on_packet(due + 20, &r, &mut out);
+        assert!(s.is_failed(), "{flavor:?}");
+    }
+}
+
+#[test]
+fn ns3_a_late_syn_ack_puts_the_windows_back_to_their_initial_values() {
+    // ns-3 3.37's `DoForwardUp` handles every segment with SYN before the state's own code:
+    // an established client that gets a resent SYN-ACK (its handshake ACK was lost) has its
+    // cwnd and ssthresh back at their initial values and its send window at the SYN-ACK's
+    // unscaled field, though `ProcessEstablished` then ignores the segment (probe
+    // i64-initrto1ms-syn2-q20: the next timeout's ssthresh is half the initial window, not
+    // half of one segment). The Linux flavour answers with an ACK and keeps its windows.
+    for flavor in [TcpFlavor::Ns3, TcpFlavor::Linux] {
+        let cfg = TcpConfig {
+            flavor,
+            ..TcpConfig::default()
+        };
+        let (mut c, _, _, synack, mut out) = syn_and_synack(cfg);
+        c.on_packet(30, &synack, &mut out);
+        assert!(c.is_established());
+        c.send(40, 100_000, &mut out);
+        out.clear();
+        // A timeout: cwnd one segment, ssthresh half the flight.
+        let due = c.next_timer().unwrap();
+        c.on_timer(due, &mut out);
+        let mss = c.mss();
+        assert_eq!(c.cwnd(), mss, "{flavor:?}");
+        let cut = c.ssthresh();
+        assert!(cut < u64::MAX);
+        out.clear();
+        c.on_packet(due + 10, &synack, &mut out);
+        if flavor == TcpFlavor::Ns3 {
+            assert!(out.packets.is_empty());
+            assert_eq!(c.cwnd(), u64::from(cfg.init_cwnd) * mss);
+            assert_eq!(c.ssthresh(), u64::MAX);
+        } else {
+            assert_eq!(out.packets.len(), 1);
+            assert_eq!(out.packets[0].flags, Flags::ACK);
+            assert_eq!((c.cwnd(), c.ssthresh()), (mss, cut));
+        }
+    }
+}
+
+#[test]
+fn a_listener_opens_a_new_connection_for_a_syn_after_the_passive_side_gave_up() {
+    // One SYN-ACK retry, then the passive side gives up (its endpoint gone); the client, with
+    // SYN retries left, sends its SYN again: the listening socket behind forks a new
+    // connection (ns-3's `ProcessListen`), with a fresh SYN count, which then completes.
+    let cfg = TcpConfig {
+        flavor: TcpFlavor::Ns3,
+        syn_retries: 1,
+        ..TcpConfig::default()
+    };
+    let mut out = TcpOutput::new();
+    let mut c = TcpEndpoint::connect_with_iss(cfg, ids(), 1_000, 10, &mut out);
+    let syn = out.packets.pop().unwrap();
+    let mut s = TcpEndpoint::accept(cfg, ids().reversed(), &syn, 20, &mut out);
+    out.clear();
+    for _ in 0..2 {
+        let due = s.next_timer().unwrap();
+        s.on_timer(due, &mut out);
+    }
+    assert!(s.is_failed());
+    assert_eq!(out.packets.len(), 1); // one SYN-ACK resent, then none left
+    let gone_at = s.stats().syn_timeouts;
+    assert!(gone_at >= 1);
+    out.clear();
+    // Anything but a bare SYN is ignored there; a SYN is taken.
+    let mut ack = syn;
+    ack.flags = Flags::ACK;
+    assert!(!s.listener_takes(&ack));
+    let mut synack = syn;
+    synack.flags = Flags::SYN | Flags::ACK;
+    assert!(!s.listener_takes(&synack));
+    let mut ecn_syn = syn;
+    ecn_syn.flags = Flags::SYN | Flags::ECE | Flags::CWR;
+    assert!(s.listener_takes(&ecn_syn) && s.listener_takes(&syn));
+    // A connection that was never passive, or one still alive, is not the listener's.
+    assert!(!c.listener_takes(&syn));
+    let mut s2 = s.reaccept(&syn, 1_000_000, &mut out);
+    assert!(!s2.is_failed() && !s2.is_established());
+    assert_eq!(out.packets.len(), 1);
+    let synack = out.packets.pop().unwrap();
+    assert!(synack.flags.contains(Flags::SYN | Flags::ACK));
+    assert_eq!(s2.stats().syn_timeouts, gone_at, "the counts carry over");
+    assert_eq!(s2.stats().syn_sent_at, s.stats().syn_sent_at);
+    // Fresh retries: its SYN-ACK is resent once more before it would give up.
+    let due = s2.next_timer().unwrap();
+    s2.on_timer(due, &mut out);
+    assert!(!s2.is_failed());
+    let resent = out.packets.pop().unwrap();
+    // The client takes the resent SYN-ACK and the handshake completes.
+    c.on_packet(due + 10, &resent, &mut out);
+    assert!(c.is_established());
+    let ack = out.packets.pop().unwrap();
+    s2.on_packet(due + 20, &ack, &mut out);
+    assert!(s2.is_established());
 }
 
 #[test]
@@ -3474,11 +3604,7 @@ fn ns3_ignores_a_fin_out_of_order_before_the_handshake_completes() {
             flavor,
             ..TcpConfig::default()
         };
-        let mut out = TcpOutput::new();
-        let _c = TcpEndpoint::connect_with_iss(cfg, ids(), 1_000, 10, &mut out);
-        let syn = out.packets.pop().unwrap();
-        let mut s = TcpEndpoint::accept_with_iss(cfg, ids().reversed(), &syn, 5_000, 20, &mut out);
-        out.clear();
+        let (_, mut s, _, _, mut out) = syn_and_synack(cfg);
         let mut fin = data(2 * MSS as u32, 1_034);
         fin.flags |= Flags::FIN;
         s.on_packet(1_000, &fin, &mut out);
