@@ -793,7 +793,13 @@ impl TcpEndpoint {
             return;
         }
         self.stats.syn_timeouts += 1;
-        self.timed = None; // Karn
+        if self.cfg.flavor == TcpFlavor::Linux {
+            self.timed = None; // Karn
+        }
+        // ns-3 3.37 keeps timing its first SYN (or SYN-ACK): `SendEmptyPacket` puts it in the
+        // RTT history with no bytes, and a resend marks as resent only the entries whose
+        // bytes it covers (`UpdateRttHistory`), so none; without timestamps the handshake's
+        // sample then runs from the first send.
         if self.phase == Phase::SynSent {
             self.send_syn(now, out);
         } else {

@@ -2114,6 +2114,34 @@ fn ns3_a_late_syn_ack_puts_the_windows_back_to_their_initial_values() {
 }
 
 #[test]
+fn ns3_times_the_handshake_from_the_first_syn_without_timestamps() {
+    // ns-3 3.37 keeps its first SYN in the RTT history with no bytes, and a resent SYN marks
+    // nothing there as resent: without timestamps the SYN-ACK's sample runs from the first
+    // SYN (probe ws-initrto1ms-nots). The Linux flavour keeps Karn's rule: no sample.
+    for flavor in [TcpFlavor::Ns3, TcpFlavor::Linux] {
+        let cfg = TcpConfig {
+            flavor,
+            timestamps: false,
+            ..TcpConfig::default()
+        };
+        let mut out = TcpOutput::new();
+        let mut c = TcpEndpoint::connect_with_iss(cfg, ids(), 1_000, 0, &mut out);
+        let syn = out.packets.pop().unwrap();
+        let due = c.next_timer().unwrap();
+        c.on_timer(due, &mut out);
+        assert_eq!(out.packets.len(), 1, "the SYN again");
+        let s = TcpEndpoint::accept_with_iss(cfg, ids().reversed(), &syn, 5_000, due + 1_000, &mut out);
+        assert!(!s.is_established());
+        let synack = out.packets.pop().unwrap();
+        out.clear();
+        c.on_packet(due + 2_000, &synack, &mut out); // times on ns-3's nanosecond grid
+        assert!(c.is_established());
+        let want = (flavor == TcpFlavor::Ns3).then_some(due + 2_000);
+        assert_eq!(c.srtt(), want, "{flavor:?}");
+    }
+}
+
+#[test]
 fn a_listener_opens_a_new_connection_for_a_syn_after_the_passive_side_gave_up() {
     // One SYN-ACK retry, then the passive side gives up (its endpoint gone); the client, with
     // SYN retries left, sends its SYN again: the listening socket behind forks a new
