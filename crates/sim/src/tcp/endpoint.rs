@@ -39,6 +39,12 @@ const SACK_RECENT: usize = 3;
 /// buffer follows.
 const NS3_APP_WRITE: u64 = 65_536;
 
+/// The initial congestion window in bytes: `init_cwnd` segments of the configured MSS (what a
+/// connection starts with, and what ns-3 puts back on a segment with SYN).
+fn initial_cwnd(cfg: &TcpConfig) -> u64 {
+    u64::from(cfg.mss.max(1)) * u64::from(cfg.init_cwnd.max(1))
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Phase {
     /// Active open: SYN sent.
@@ -285,7 +291,7 @@ impl TcpEndpoint {
     fn new(cfg: TcpConfig, ids: FlowIds, phase: Phase, iss: u32) -> TcpEndpoint {
         let mss = u64::from(cfg.mss.max(1));
         let dctcp = matches!(cfg.cc, CcAlgo::Dctcp { .. });
-        let init = mss * u64::from(cfg.init_cwnd.max(1));
+        let init = initial_cwnd(&cfg);
         let cc = new_congestion_control(&cfg, mss, init);
         let stats = TcpStats {
             dctcp_alpha: cc.alpha().unwrap_or(0.0),
@@ -956,8 +962,7 @@ impl TcpEndpoint {
                 // back at their initial values ("Initialize cWnd and ssThresh"). (Its RTT
                 // estimate from the SYN-ACK's ACK of the ISN takes no sample.)
                 self.snd_wnd = u64::from(pkt.window);
-                let init = u64::from(self.cfg.mss.max(1)) * u64::from(self.cfg.init_cwnd.max(1));
-                self.cc.set_cwnd(init);
+                self.cc.set_cwnd(initial_cwnd(&self.cfg));
                 self.cc.set_ssthresh(u64::MAX);
                 return;
             }

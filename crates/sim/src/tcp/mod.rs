@@ -241,8 +241,9 @@ pub struct TcpStats {
 }
 
 impl TcpStats {
-    /// Adds `other`'s counts to these (times and DCTCP's alpha stay as they are): a connection
-    /// that takes another's place keeps what the first one counted.
+    /// Adds `other`'s counts to these (times, DCTCP's alpha and `bytes_delivered`, which is
+    /// the new connection's own stream position, stay as they are): a connection that takes
+    /// another's place keeps what the first one counted.
     pub fn add_counts(&mut self, other: &TcpStats) {
         self.bytes_sent += other.bytes_sent;
         self.bytes_retransmitted += other.bytes_retransmitted;
@@ -257,7 +258,6 @@ impl TcpStats {
         self.dupacks_received += other.dupacks_received;
         self.out_of_order_arrivals += other.out_of_order_arrivals;
         self.duplicate_arrivals += other.duplicate_arrivals;
-        self.bytes_delivered += other.bytes_delivered;
         self.ecn_marks_received += other.ecn_marks_received;
         self.ece_received += other.ece_received;
         self.ecn_reductions += other.ecn_reductions;
