@@ -2291,8 +2291,9 @@ impl TcpEndpoint {
     /// `TcpTxBuffer::DiscardUpTo` after `acked` bytes, `whole_items` of the send buffer's items
     /// whole (counted as full segments where no items are kept): the items acknowledged leave (the
     /// guessed ones among them); if the new head was guessed arrived, ns-3 takes the guess
-    /// back, guesses the next segment instead, and marks the head lost, so `SendPendingData`
-    /// resends it (NextSeg rule 1), lost or not.
+    /// back, guesses the next segment instead (if one is left to guess), and marks the head
+    /// lost, so `SendPendingData` resends it (NextSeg rule 1), lost or not, as soon as it
+    /// sends at all (not in FIN_WAIT_1 while CA_OPEN: after the next duplicate ACK, then).
     fn reno_discard(&mut self, acked: u64, whole_items: u64) {
         let items = if self.items.is_some() {
             whole_items
@@ -2307,8 +2308,9 @@ impl TcpEndpoint {
         let gone = (items - 1).min(u64::from(self.reno_sacked)) as u16;
         self.reno_sacked -= gone;
         // Guesses live on items: none outlasts the items it was made on (an ACK of everything
-        // outstanding leaves none, however the items were counted).
-        let held = self.reno_items().saturating_sub(1);
+        // outstanding leaves none). A guess left on the new head counts, also when no item
+        // follows it to take the guess over: the head is then marked lost all the same.
+        let held = self.reno_items();
         self.reno_sacked = self.reno_sacked.min(u16::try_from(held).unwrap_or(u16::MAX));
         if self.reno_sacked > 0 && self.snd_una < self.snd_max {
             self.reno_sacked -= 1;

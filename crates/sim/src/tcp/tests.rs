@@ -896,6 +896,56 @@ fn ns3_sends_nothing_in_fin_wait_1_while_open() {
 }
 
 #[test]
+fn ns3_resends_a_lone_guessed_head_on_the_next_duplicate_ack_in_fin_wait_1() {
+    // Without SACK, when the ACK that ends a recovery leaves one segment (with the FIN), and
+    // the duplicate ACKs had guessed it arrived, ns-3 3.37's `DiscardUpTo` takes the guess back
+    // and marks that head lost, though no later segment takes the guess over. Nothing goes out
+    // in FIN_WAIT_1 and CA_OPEN; the next duplicate ACK (CA_DISORDER) lets `SendPendingData`
+    // resend the head (NextSeg rule 1), before its timer (traced in probe `mixed-nosack`).
+    let n = 10;
+    let cfg = TcpConfig {
+        flavor: TcpFlavor::Ns3,
+        sack: false,
+        init_cwnd: n as u32 - 3,
+        ..TcpConfig::default()
+    };
+    let (mut c, _s, mut out) = pair(cfg);
+    c.send(50, n * MSS, &mut out);
+    c.close(50, &mut out);
+    assert_eq!(highest_seg(&out), n - 4);
+    // Segment 0 is lost. The first two duplicate ACKs each let one more segment out (limited
+    // transmit), the third starts a recovery whose recovery point is the last segment's
+    // start; further ones let the last segment and the FIN out and guess every segment after
+    // the head arrived.
+    let mut t = 60;
+    while !out.packets.iter().any(|p| p.has(Flags::FIN)) {
+        c.on_packet(t, &client_ack(seg(0), None), &mut out);
+        t += 1;
+        assert!(t < 200, "the FIN never went out");
+    }
+    assert_eq!(c.stats().fast_recoveries, 1);
+    for _ in 0..n {
+        c.on_packet(t, &client_ack(seg(0), None), &mut out);
+        t += 1;
+    }
+    out.clear();
+    // The ACK of the recovery point (the last segment's start) ends the recovery.
+    c.on_packet(t, &client_ack(seg(n - 1), None), &mut out);
+    assert!(
+        out.packets.iter().all(|p| p.payload == 0),
+        "nothing resent in FIN_WAIT_1 and CA_OPEN"
+    );
+    let rto = c.next_timer().unwrap();
+    // A duplicate ACK before the timer resends the last segment and the FIN.
+    c.on_packet(t + 1, &client_ack(seg(n - 1), None), &mut out);
+    assert!(t + 1 < rto);
+    let resent: Vec<_> = out.packets.iter().filter(|p| p.payload > 0).collect();
+    assert_eq!(resent.len(), 1);
+    assert_eq!(resent[0].seq, 1000 + seg(n - 1) as u32);
+    assert!(resent[0].has(Flags::FIN));
+}
+
+#[test]
 fn ns3_partial_ack_resends_from_the_buffer_as_it_was() {
     // ns-3 3.37's `DoRetransmit` on a partial ACK runs before `NewAck`, where the application
     // writes its next 64 KiB into the room the ACK freed: with everything in the buffer sent,
