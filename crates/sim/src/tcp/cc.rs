@@ -126,7 +126,12 @@ impl NewReno {
     fn grow(&mut self, acked: u64) {
         let mut acked = acked;
         if self.ns3_slow_start && self.cwnd < self.ssthresh {
-            self.cwnd = self.cwnd.saturating_add(acked).min(self.ssthresh);
+            // ns-3 3.37 keeps cwnd and ssthresh in 32 bits (`TcpSocketState::m_cWnd`): the sum
+            // in `TcpLinuxReno::SlowStart` wraps past 4 GiB and the window starts again from
+            // what is left over (a lossless flow that its peer's window holds back, whose cwnd
+            // grows on every ACK, gets there after 4 GiB acknowledged).
+            let sum = u64::from((self.cwnd as u32).wrapping_add(acked as u32));
+            self.cwnd = sum.min(self.ssthresh.min(u64::from(u32::MAX)));
             return;
         }
         if self.cwnd < self.ssthresh {
@@ -398,6 +403,24 @@ mod tests {
         assert_eq!(cc.cwnd(), 15_000);
         cc.on_ack(0, &ack(1000));
         assert_eq!(cc.cwnd(), 16_000);
+    }
+
+    #[test]
+    fn ns3_slow_start_wraps_the_window_past_4_gib() {
+        // ns-3 3.37 keeps cwnd in 32 bits: slow start's sum wraps and the window starts again
+        // from the remainder (a lossless flow held back by its peer's window gets there).
+        // Linux counts its window in segments; ours in that flavour keeps growing.
+        let top = u64::from(u32::MAX) - 999;
+        for (flavor, after) in [(TcpFlavor::Ns3, 1_000), (TcpFlavor::Linux, top + 2_000)] {
+            let cfg = TcpConfig {
+                flavor,
+                ..TcpConfig::default()
+            };
+            let mut cc = new_congestion_control(&cfg, 1000, 10_000);
+            cc.set_cwnd(top);
+            cc.on_ack(0, &ack(2_000));
+            assert_eq!(cc.cwnd(), after, "{flavor:?}");
+        }
     }
 
     #[test]
