@@ -858,26 +858,14 @@ fn ns3_sends_nothing_in_fin_wait_1_while_open() {
     // covers fewer segments than the duplicate ACKs guessed arrived: the new head, guessed
     // arrived, is marked lost instead (`DiscardUpTo`), and ns-3 resends it only at the timeout.
     let n = 40;
-    let cfg = TcpConfig {
-        flavor: TcpFlavor::Ns3,
-        sack: false,
-        ..TcpConfig::default()
-    };
-    let (mut c, _s, mut out) = pair(cfg);
-    c.send(50, n * MSS, &mut out);
-    c.close(50, &mut out);
+    let (mut c, mut out) = ns3_nosack_closing_client(n, TcpConfig::default().init_cwnd);
     for t in 60..63 {
         c.on_packet(t, &client_ack(seg(0), None), &mut out);
     }
     assert_eq!(c.stats().fast_recoveries, 1);
     let rp = highest_seg(&out) + 1;
     // More duplicate ACKs, each guessed one more segment arrived, let the rest and the FIN out.
-    let mut t = 63;
-    while !out.packets.iter().any(|p| p.has(Flags::FIN)) {
-        c.on_packet(t, &client_ack(seg(0), None), &mut out);
-        t += 1;
-        assert!(t < 200, "the FIN never went out");
-    }
+    let t = dupacks_until_fin(&mut c, &mut out, 63);
     assert!(rp + 1 < n, "the recovery began before the FIN was sent");
     out.clear();
     // The ACK of the recovery point ends the recovery; guesses are left for the new head.
@@ -903,26 +891,13 @@ fn ns3_resends_a_lone_guessed_head_on_the_next_duplicate_ack_in_fin_wait_1() {
     // in FIN_WAIT_1 and CA_OPEN; the next duplicate ACK (CA_DISORDER) lets `SendPendingData`
     // resend the head (NextSeg rule 1), before its timer (traced in probe `mixed-nosack`).
     let n = 10;
-    let cfg = TcpConfig {
-        flavor: TcpFlavor::Ns3,
-        sack: false,
-        init_cwnd: n as u32 - 3,
-        ..TcpConfig::default()
-    };
-    let (mut c, _s, mut out) = pair(cfg);
-    c.send(50, n * MSS, &mut out);
-    c.close(50, &mut out);
+    let (mut c, mut out) = ns3_nosack_closing_client(n, n as u32 - 3);
     assert_eq!(highest_seg(&out), n - 4);
     // Segment 0 is lost. The first two duplicate ACKs each let one more segment out (limited
     // transmit), the third starts a recovery whose recovery point is the last segment's
     // start; further ones let the last segment and the FIN out and guess every segment after
     // the head arrived.
-    let mut t = 60;
-    while !out.packets.iter().any(|p| p.has(Flags::FIN)) {
-        c.on_packet(t, &client_ack(seg(0), None), &mut out);
-        t += 1;
-        assert!(t < 200, "the FIN never went out");
-    }
+    let mut t = dupacks_until_fin(&mut c, &mut out, 60);
     assert_eq!(c.stats().fast_recoveries, 1);
     for _ in 0..n {
         c.on_packet(t, &client_ack(seg(0), None), &mut out);
@@ -1572,6 +1547,32 @@ fn seg(i: u64) -> u64 {
 /// The highest full-segment index among the client's packets in `out` (see [`seg`]).
 fn highest_seg(out: &TcpOutput) -> u64 {
     out.packets.iter().map(|p| u64::from(p.seq - 1001) / MSS).max().unwrap()
+}
+
+/// The client of [`pair`] in the like-for-like flavour without SACK, with an initial window
+/// of `init_cwnd` segments, after writing `n` full segments and closing at 50.
+fn ns3_nosack_closing_client(n: u64, init_cwnd: u32) -> (TcpEndpoint, TcpOutput) {
+    let cfg = TcpConfig {
+        flavor: TcpFlavor::Ns3,
+        sack: false,
+        init_cwnd,
+        ..TcpConfig::default()
+    };
+    let (mut c, _s, mut out) = pair(cfg);
+    c.send(50, n * MSS, &mut out);
+    c.close(50, &mut out);
+    (c, out)
+}
+
+/// Feeds the client duplicate ACKs of segment 0, one per time unit from `t`, until its FIN
+/// has gone out; returns the next time.
+fn dupacks_until_fin(c: &mut TcpEndpoint, out: &mut TcpOutput, mut t: Time) -> Time {
+    while !out.packets.iter().any(|p| p.has(Flags::FIN)) {
+        c.on_packet(t, &client_ack(seg(0), None), out);
+        t += 1;
+        assert!(t < 200, "the FIN never went out");
+    }
+    t
 }
 
 /// The client of [`pair`] in the like-for-like flavour with a 100,000-byte buffer (one 64 KiB
