@@ -247,6 +247,17 @@ struct SampleSpec
     int line = 0;
 };
 
+/// `route SWITCH HOST PORT`: the switch sends everything toward the host out of that port (a
+/// static host route, which ns-3's list routing consults before global routing). Tandem writes
+/// one where a switch has equal-cost ports toward a host, with the port its
+/// `switch.ecmp = "destination"` takes.
+struct RouteSpec
+{
+    size_t node = 0, host = 0;
+    uint32_t port = 0;
+    int line = 0;
+};
+
 struct Spec
 {
     std::string path;
@@ -262,6 +273,7 @@ struct Spec
     std::map<std::pair<size_t, uint32_t>, QueueSpec> queues; // (switch, port) -> queue
     std::vector<FlowSpec> flows;
     std::vector<SampleSpec> samples;
+    std::vector<RouteSpec> routes;
 };
 
 [[noreturn]] void
@@ -337,6 +349,7 @@ class SpecParser
     int m_line = 0;
     std::set<uint64_t> m_flowIds;
     std::set<std::string> m_tcpKeys;
+    std::set<std::pair<size_t, size_t>> m_routed;
     int m_durationLine = 0;
 
     [[noreturn]] void Err(const std::string& msg) const
@@ -628,6 +641,24 @@ class SpecParser
             s.line = m_line;
             m_spec.samples.push_back(s);
         }
+        else if (d == "route")
+        {
+            Want(f, 4);
+            RouteSpec r;
+            r.node = NodeRef(f[1]);
+            r.host = NodeRef(f[2]);
+            r.port = U32(f[3], "port");
+            r.line = m_line;
+            if (m_spec.nodes[r.node].host || !m_spec.nodes[r.host].host)
+            {
+                Err("`route SWITCH HOST PORT` needs a switch and a host");
+            }
+            if (!m_routed.insert({r.node, r.host}).second)
+            {
+                Err("duplicate route from '" + f[1] + "' to '" + f[2] + "'");
+            }
+            m_spec.routes.push_back(r);
+        }
         else
         {
             Err("unknown directive '" + d + "'");
@@ -761,6 +792,19 @@ class SpecParser
     }
 
     /// Cross-line checks, reported at the offending line.
+    /// Fails (at `line`) unless `node` has a port `port`.
+    void CheckPort(size_t node, uint32_t port, int line)
+    {
+        if (port >= m_spec.nodes[node].links.size())
+        {
+            m_line = line;
+            std::ostringstream os;
+            os << "node '" << m_spec.nodes[node].name << "' has no port " << port << " ("
+               << m_spec.nodes[node].links.size() << " links)";
+            Err(os.str());
+        }
+    }
+
     void Finish()
     {
         if (m_spec.durationNs < 0)
@@ -769,26 +813,15 @@ class SpecParser
         }
         for (auto& kv : m_spec.queues)
         {
-            const QueueSpec& q = kv.second;
-            if (q.port >= m_spec.nodes[q.node].links.size())
-            {
-                m_line = q.line;
-                std::ostringstream os;
-                os << "node '" << m_spec.nodes[q.node].name << "' has no port " << q.port << " ("
-                   << m_spec.nodes[q.node].links.size() << " links)";
-                Err(os.str());
-            }
+            CheckPort(kv.second.node, kv.second.port, kv.second.line);
         }
         for (const SampleSpec& s : m_spec.samples)
         {
-            if (s.port >= m_spec.nodes[s.node].links.size())
-            {
-                m_line = s.line;
-                std::ostringstream os;
-                os << "node '" << m_spec.nodes[s.node].name << "' has no port " << s.port << " ("
-                   << m_spec.nodes[s.node].links.size() << " links)";
-                Err(os.str());
-            }
+            CheckPort(s.node, s.port, s.line);
+        }
+        for (const RouteSpec& r : m_spec.routes)
+        {
+            CheckPort(r.node, r.port, r.line);
         }
         for (const FlowSpec& fl : m_spec.flows)
         {
@@ -1271,6 +1304,32 @@ main(int argc, char* argv[])
     }
 
     Ipv4GlobalRoutingHelper::PopulateRoutingTables();
+    // The spec's routes: a host route on the switch, through the port's interface to the
+    // neighbour at its far end. Ipv4ListRouting asks static routing (priority 0) before
+    // global routing (-10), so these override global routing's choice among equal-cost paths.
+    {
+        Ipv4StaticRoutingHelper staticHelper;
+        auto addressOn = [&](size_t n, const Ptr<NetDevice>& dev) {
+            Ptr<Ipv4> ipv4 = all.Get(n)->GetObject<Ipv4>();
+            return ipv4->GetAddress(ipv4->GetInterfaceForDevice(dev), 0).GetLocal();
+        };
+        for (const RouteSpec& r : spec.routes)
+        {
+            Ptr<Ipv4> ipv4 = all.Get(r.node)->GetObject<Ipv4>();
+            Ptr<NetDevice> dev = portDev[r.node][r.port];
+            const LinkSpec& l = spec.links[spec.nodes[r.node].links[r.port]];
+            size_t peer = l.a == r.node ? l.b : l.a;
+            size_t peerPort = 0;
+            while (spec.nodes[peer].links[peerPort] != spec.nodes[r.node].links[r.port])
+            {
+                ++peerPort;
+            }
+            Ipv4Address host = addressOn(r.host, portDev[r.host][0]);
+            Ipv4Address next = addressOn(peer, portDev[peer][peerPort]);
+            staticHelper.GetStaticRouting(ipv4)->AddHostRouteTo(
+                host, next, static_cast<uint32_t>(ipv4->GetInterfaceForDevice(dev)));
+        }
+    }
 
     // ---- drop accounting --------------------------------------------------------------------
     std::vector<std::unique_ptr<NodeDrops>> nodeDrops;
@@ -1316,9 +1375,10 @@ main(int argc, char* argv[])
     {
         const FlowSpec& fs = f->spec;
         Ipv4Address dst = hostAddress(fs.dst);
-        // The spec's topologies have one shortest path per host pair. Walk the routing tables
-        // hop by hop (a single-link host has a default route, so looking at the source alone
-        // proves nothing) and record the egress ports, "node:port", for the JSON.
+        // Each destination has one path (a spec's `route` lines pick among equal-cost ones).
+        // Walk the routing tables hop by hop (a single-link host has a default route, so
+        // looking at the source alone proves nothing) and record the egress ports,
+        // "node:port", for the JSON.
         {
             size_t at = fs.src;
             Ipv4Header h;

@@ -315,6 +315,20 @@ pub enum Forwarding {
     },
 }
 
+/// What a switch hashes to choose among equal-cost next hops.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Ecmp {
+    /// The flow: each flow keeps one path, flows between the same hosts may take different
+    /// ones (what data-center switches do with their 5-tuple hash).
+    #[default]
+    Flow,
+    /// The destination host: every packet toward a host leaves a switch by the same port, as
+    /// with one route per destination (ns-3's global or static routing, D-mod-k fat-tree
+    /// routing). The like-for-like comparison with ns-3 needs it on topologies with
+    /// equal-cost paths ([`crate::ns3_spec`]).
+    Destination,
+}
+
 /// A switch's configuration.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SwitchConfig {
@@ -326,6 +340,8 @@ pub struct SwitchConfig {
     pub forwarding: Forwarding,
     /// Fixed pipeline latency added to every packet (ingress to egress queue).
     pub pipeline_latency: Time,
+    /// What picks the port among equal-cost next hops.
+    pub ecmp: Ecmp,
 }
 
 impl Default for SwitchConfig {
@@ -335,6 +351,7 @@ impl Default for SwitchConfig {
             buffer: BufferConfig::Dedicated,
             forwarding: Forwarding::StoreAndForward,
             pipeline_latency: 0,
+            ecmp: Ecmp::Flow,
         }
     }
 }

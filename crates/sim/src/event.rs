@@ -113,6 +113,17 @@ pub enum Event {
         /// Whether the link comes back.
         up: bool,
     },
+    /// [`crate::config::TcpFlavor::Ns3`]: a host's listening socket takes the connection
+    /// request `pkt` (a SYN that found no connection, or one its peer gave up) in an event of
+    /// its own at the time it arrived, as ns-3 3.37's `TcpSocketBase::ProcessListen` forks
+    /// the new socket with `Simulator::ScheduleNow(&CompleteFork)`: the SYN-ACK leaves after
+    /// every event already scheduled for that time.
+    Fork {
+        /// The listening host.
+        node: NodeId,
+        /// The SYN.
+        pkt: PacketId,
+    },
     /// A switch model that asked for it ([`crate::switch::SwitchModel::wants_start`]) starts.
     ModelStart {
         /// Switch.

@@ -4,14 +4,14 @@
 //!
 //! The format (version 1, one directive per line) is documented in `bench/ns3/README.md`.
 //! Only what both simulators model the same way can be exported: point-to-point links with
-//! PPP framing, one FIFO per port (tail drop, step marking in packets or RED), one shortest
-//! path per host pair, bulk TCP flows. Anything else is refused with a [`SpecError`] naming
+//! PPP framing, one FIFO per port (tail drop, step marking in packets or RED), one path per
+//! destination (equal-cost paths only with `switch.ecmp = "destination"`), bulk TCP flows. Anything else is refused with a [`SpecError`] naming
 //! it, never approximated silently.
 
-use crate::config::{BufferConfig, CcAlgo, DelayedAck, Forwarding, Marking, QueueConfig, TcpFlavor, PPP_HEADER};
+use crate::config::{BufferConfig, CcAlgo, DelayedAck, Ecmp, Forwarding, Marking, QueueConfig, TcpFlavor, PPP_HEADER};
 use crate::scenario::Scenario;
 use crate::time::{as_secs, Time};
-use crate::topology::{NodeKind, Routing};
+use crate::topology::{ecmp_hash, ecmp_pick, NodeKind, Routing};
 use crate::workload::FlowKind;
 use std::fmt::Write as _;
 
@@ -163,17 +163,26 @@ pub fn export(sc: &Scenario) -> Result<String, SpecError> {
     }
     let _ = writeln!(s, "host_queue {}", sc.host_queue.limit_packets);
 
+    // ns-3's routes go by destination only: where a switch has equal-cost ports toward a
+    // host, both simulators take the one `switch.ecmp = "destination"` hashes to, which
+    // `scenario.cc` installs as a static host route (ahead of global routing).
     let routing = Routing::compute(topo);
     for &sw in topo.switches() {
         for &h in topo.hosts() {
-            if routing.next_ports(sw, h).len() > 1 {
+            let ports = routing.next_ports(sw, h);
+            if ports.len() < 2 {
+                continue;
+            }
+            if sc.switch.ecmp != Ecmp::Destination {
                 return Err(SpecError(format!(
-                    "{} has {} equal-cost ports toward {}: ns-3's global routing takes one path",
+                    "{} has {} equal-cost ports toward {}: ns-3 routes by destination, set `switch.ecmp = \"destination\"` to compare",
                     topo.node(sw).name,
-                    routing.next_ports(sw, h).len(),
+                    ports.len(),
                     topo.node(h).name
                 )));
             }
+            let port = ecmp_pick(ports, ecmp_hash(h.0, sw)).unwrap_or(ports[0]);
+            let _ = writeln!(s, "route {} {} {port}", topo.node(sw).name, topo.node(h).name);
         }
     }
     for f in &sc.flows {

@@ -123,6 +123,10 @@ struct RedState {
     old: bool,
     /// When the queue last ran (nearly) empty, until the next arrival.
     idle_since: Option<Time>,
+    /// The like-for-like RED: when a transmission's end last left the device's one-slot
+    /// queue empty with packets still in the queue disc ([`EgressQueues::ns3_transmission_ended`]),
+    /// until the next arrival.
+    slot_free_at: Option<Time>,
 }
 
 /// One class beyond the first: its lane and RED state together (class 0's live apart, the
@@ -266,8 +270,22 @@ impl Ns3Red {
         }
     }
 
-    fn decide(&self, lane: &Lane, st: &mut RedState, rng: &mut Mrg32k3a, ptc: f64, now: Time) -> RedVerdict {
-        let n_queued = lane.q.len().saturating_sub(1);
+    /// `slot_free`: the device's slot is empty (a transmission ended in this instant and its
+    /// refill has not run), so the queue disc holds every waiting packet.
+    fn decide(
+        &self,
+        lane: &Lane,
+        st: &mut RedState,
+        rng: &mut Mrg32k3a,
+        ptc: f64,
+        now: Time,
+        slot_free: bool,
+    ) -> RedVerdict {
+        let n_queued = if slot_free {
+            lane.q.len()
+        } else {
+            lane.q.len().saturating_sub(1)
+        };
         let m = st
             .idle_since
             .take()
@@ -569,6 +587,11 @@ impl EgressQueues {
         // ns-3's RedQueueDisc decides before its queue's limit applies (a packet the full queue
         // refuses still counts in RED's average and count); every other policy after.
         let ns3_red = self.mode == Mode::Ns3Red;
+        // ns-3's device refills its one-slot queue from the queue disc in an event of its own
+        // after a transmission ends (`NetDeviceQueue::Wake`), behind the arrivals already due
+        // in that instant: the first of them finds the slot empty, and its own enqueue moves a
+        // packet down (`TrafficControlLayer::Send` runs the queue disc whatever it decided).
+        let slot_free = ns3_red && self.first_red.slot_free_at.take() == Some(now);
         if !ns3_red {
             if let Err(r) = self.admit(ci, size, buf) {
                 self.stats.count_drop(r, pkt.size);
@@ -577,13 +600,20 @@ impl EgressQueues {
         }
         let marked = match self.mode {
             Mode::Plain => false,
-            _ => match self.mark(ci, pkt, now) {
+            _ => match self.mark(ci, pkt, now, slot_free) {
                 Ok(m) => m,
                 Err(dropped) => return dropped,
             },
         };
         if ns3_red {
-            if let Err(r) = self.admit(ci, size, buf) {
+            // The queue disc holds at most `limit - 1` packets, the device's slot one more:
+            // with the slot empty, the disc is full one packet earlier.
+            let r = if slot_free && self.limit0 > 0 && self.first.q.len() + 1 >= self.limit0 as usize {
+                Err(DropReason::QueuePackets)
+            } else {
+                self.admit(ci, size, buf)
+            };
+            if let Err(r) = r {
                 self.stats.count_drop(r, pkt.size);
                 return Admission::Dropped(r);
             }
@@ -607,7 +637,7 @@ impl EgressQueues {
 
     /// The marking policy's verdict on a packet offered to class `ci`: `Ok(true)` to mark it
     /// CE (done here), `Ok(false)` to pass it, `Err` when it is dropped early (counted).
-    fn mark(&mut self, ci: usize, pkt: &mut Packet, now: Time) -> Result<bool, Admission> {
+    fn mark(&mut self, ci: usize, pkt: &mut Packet, now: Time, slot_free: bool) -> Result<bool, Admission> {
         let ect = matches!(pkt.ecn, Ecn::Ect0 | Ecn::Ect1 | Ecn::Ce);
         let (cq, st) = class_parts(&mut self.first, &mut self.first_red, &mut self.rest, ci);
         let verdict = match self.cfg.marking {
@@ -640,7 +670,7 @@ impl EgressQueues {
                     .get_or_insert_with(|| Box::new(RedRng::Pcg(Pcg64::seed_from_u64(0))));
                 let (min, max) = (min_bytes as f64, max_bytes as f64);
                 match rng.as_mut() {
-                    RedRng::Ns3(g, red) => red.decide(cq, st, g, self.red_ptc, now),
+                    RedRng::Ns3(g, red) => red.decide(cq, st, g, self.red_ptc, now, slot_free),
                     RedRng::Pcg(g) => {
                         red_decide(cq, st, g, packets, (min, max, max_p, weight, gentle), self.red_ptc, now)
                     }
@@ -678,6 +708,18 @@ impl EgressQueues {
             Err(DropReason::QueueBytes)
         } else {
             buf.admit(cq.bytes, size)
+        }
+    }
+
+    /// The like-for-like RED ([`EgressQueues::with_ns3_stream`]): the port's transmission
+    /// ended now and the next one started. In ns-3 the device took that packet from its
+    /// one-slot queue and refills the slot from the queue disc in an event of its own, after
+    /// the arrivals already due now: the first of them finds every waiting packet in the
+    /// queue disc (RED's count, the disc's limit). Elsewhere nothing.
+    #[inline]
+    pub fn ns3_transmission_ended(&mut self, now: Time) {
+        if self.mode == Mode::Ns3Red && !self.first.q.is_empty() {
+            self.first_red.slot_free_at = Some(now);
         }
     }
 
@@ -962,6 +1004,62 @@ mod tests {
             let c = &q.first_red;
             assert_eq!((c.avg, c.count), (avg, count), "ns3 {ns3}");
         }
+    }
+
+    #[test]
+    fn ns3_red_counts_the_device_slot_in_the_queue_disc_right_after_a_transmission_ends() {
+        // ns-3 refills the device's one-slot queue in an event of its own after a transmission
+        // ends: the first arrival in that instant finds every waiting packet in the queue disc
+        // (RED's average and the disc's limit of `limit - 1`); the next, whose own enqueue
+        // refilled the slot, counts one fewer again, as does any later arrival.
+        let mut buf = SharedBuffer::new(BufferConfig::Dedicated);
+        let np = || pkt(1500, 0, Ecn::NotEct);
+        for ended in [true, false] {
+            let mut q = red_queue(100, true);
+            for i in 0..4 {
+                q.enqueue(PacketId(i), &mut np(), 0, 0, &mut buf);
+            }
+            q.dequeue(0, &mut buf);
+            q.dequeue(12, &mut buf);
+            if ended {
+                q.ns3_transmission_ended(12);
+            }
+            // Two waiting: both in the disc just after the end, else one in the slot.
+            q.enqueue(PacketId(4), &mut np(), 12, 12, &mut buf);
+            assert_eq!(
+                q.first_red.avg,
+                if ended { 2.0 } else { 1.0 },
+                "weight 1: the last count"
+            );
+            q.enqueue(PacketId(5), &mut np(), 12, 12, &mut buf);
+            assert_eq!(q.first_red.avg, 2.0);
+            q.enqueue(PacketId(6), &mut np(), 13, 13, &mut buf);
+            assert_eq!(q.first_red.avg, 3.0);
+        }
+        // A limit of 4: the disc holds 3, the slot 1. Four wait behind a transmission; when it
+        // ends, three wait, all in the disc, which is full.
+        for (ended, admitted) in [(true, false), (false, true)] {
+            let mut q = red_queue(4, true);
+            q.enqueue(PacketId(0), &mut np(), 0, 0, &mut buf);
+            q.dequeue(0, &mut buf);
+            for i in 1..5 {
+                let a = q.enqueue(PacketId(i), &mut np(), 1, 1, &mut buf);
+                assert_eq!(a, Admission::Queued { marked: false });
+            }
+            q.dequeue(12, &mut buf);
+            if ended {
+                q.ns3_transmission_ended(12);
+            }
+            let a = q.enqueue(PacketId(5), &mut np(), 12, 12, &mut buf);
+            assert_eq!(a == Admission::Queued { marked: false }, admitted, "ended {ended}");
+        }
+        // Tandem's own RED does not model the slot.
+        let mut q = red_queue(100, false);
+        q.enqueue(PacketId(0), &mut np(), 0, 0, &mut buf);
+        q.dequeue(0, &mut buf);
+        q.enqueue(PacketId(1), &mut np(), 0, 0, &mut buf);
+        q.ns3_transmission_ended(12);
+        assert_eq!(q.first_red.slot_free_at, None);
     }
 
     #[test]

@@ -18,7 +18,8 @@
 //! entry ([`workload_seed`]), so adding an entry does not change the flows of the others.
 
 use crate::config::{
-    BufferConfig, CcAlgo, DelayedAck, Forwarding, LinkConfig, Marking, QueueConfig, SwitchConfig, TcpConfig, TcpFlavor,
+    BufferConfig, CcAlgo, DelayedAck, Ecmp, Forwarding, LinkConfig, Marking, QueueConfig, SwitchConfig, TcpConfig,
+    TcpFlavor,
 };
 use crate::limits::{fmt_bytes, Limits, MemoryEstimate};
 use crate::packet::NodeId;
@@ -357,6 +358,7 @@ struct RawSwitch {
     forwarding: Option<RawForwarding>,
     cut_through_header: Option<SizeArg>,
     pipeline_latency: Option<TimeArg>,
+    ecmp: Option<RawEcmp>,
 }
 
 #[derive(Deserialize, Clone, Copy)]
@@ -364,6 +366,13 @@ struct RawSwitch {
 enum RawForwarding {
     StoreAndForward,
     CutThrough,
+}
+
+#[derive(Deserialize, Clone, Copy)]
+#[serde(rename_all = "snake_case")]
+enum RawEcmp {
+    Flow,
+    Destination,
 }
 
 #[derive(Deserialize, Default)]
@@ -1334,6 +1343,11 @@ fn build_switch(ctx: &Ctx, s: RawSwitch) -> Result<SwitchConfig, ScenarioError> 
         buffer,
         forwarding,
         pipeline_latency: s.pipeline_latency.map(|t| t.0).unwrap_or(d.pipeline_latency),
+        ecmp: match s.ecmp {
+            None => d.ecmp,
+            Some(RawEcmp::Flow) => Ecmp::Flow,
+            Some(RawEcmp::Destination) => Ecmp::Destination,
+        },
     })
 }
 

@@ -1,7 +1,7 @@
 //! The simulation: nodes, ports and links, the event loop, hosts running TCP and UDP flows,
 //! switches running the pipeline of [`crate::switch`].
 
-use crate::config::{Forwarding, Marking, QueueConfig, SwitchConfig, TcpConfig, TcpFlavor};
+use crate::config::{Ecmp, Forwarding, Marking, QueueConfig, SwitchConfig, TcpConfig, TcpFlavor};
 use crate::event::{Event, EventQueue, FAR};
 use crate::ns3_rng::Mrg32k3a;
 use crate::packet::{FlowId, NodeId, Packet, PacketId, PacketPool, Proto, L2_L3_HEADER, UDP_HEADER};
@@ -12,7 +12,7 @@ use crate::switch::{LinkChange, MatchTable, SwitchCtx, SwitchModel, Verdict};
 use crate::tap::Tap;
 use crate::tcp::{FlowIds, TcpEndpoint, TcpEvent, TcpOutput};
 use crate::time::{tx_time, Time};
-use crate::topology::{NodeKind, Routing, Topology};
+use crate::topology::{ecmp_hash, ecmp_pick, NodeKind, Routing, Topology};
 use crate::workload::{FlowKind, FlowSpec};
 use partition::PartState;
 pub(crate) use partition::{Carried, Transfer};
@@ -136,6 +136,8 @@ pub struct Sim {
     pool: PacketPool,
     nodes: Vec<Node>,
     routing: Routing,
+    /// What picks among equal-cost ports ([`SwitchConfig::ecmp`]).
+    ecmp: Ecmp,
     tcp_cfg: TcpConfig,
     flows: Vec<FlowState>,
     /// The scenario's seed (each RED queue's random numbers come from a stream of its own
@@ -268,15 +270,6 @@ fn push_reserved_in(part: &Option<Box<PartState>>, events: &mut EventQueue, at: 
     }
 }
 
-fn ecmp_hash(flow: FlowId, node: NodeId) -> u64 {
-    // SplitMix64 of (flow, switch): deterministic and well spread, so ECMP neither polarises
-    // nor depends on anything but ids.
-    let mut z = (u64::from(flow.0) << 32 | u64::from(node.0)).wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
-
 impl Sim {
     /// Builds the network. Flows start at their `start` times.
     pub fn new(
@@ -379,6 +372,7 @@ impl Sim {
             pool: PacketPool::new(),
             nodes,
             routing: Routing::compute(topo),
+            ecmp: switch.ecmp,
             tcp_cfg: tcp,
             flows: states,
             seed,
@@ -719,13 +713,19 @@ impl Sim {
         if self.links_down > 0 {
             return self.ecmp_live(node, p, ports);
         }
-        match ports.len() {
-            0 => None,
-            1 => Some(ports[0]),
-            // A power-of-two set (every fat tree's and most leaf-spines') by a mask: the same
-            // index as `%`, without a division per packet and hop.
-            n if n.is_power_of_two() => Some(ports[(ecmp_hash(p.flow, node) & (n as u64 - 1)) as usize]),
-            n => Some(ports[(ecmp_hash(p.flow, node) % n as u64) as usize]),
+        if ports.len() == 1 {
+            return Some(ports[0]);
+        }
+        ecmp_pick(ports, ecmp_hash(self.ecmp_key(p), node))
+    }
+
+    /// What ECMP hashes for `p` ([`SwitchConfig::ecmp`]): its flow's number or its
+    /// destination's.
+    #[inline]
+    fn ecmp_key(&self, p: &Packet) -> u32 {
+        match self.ecmp {
+            Ecmp::Flow => p.flow.0,
+            Ecmp::Destination => p.dst.0,
         }
     }
 
@@ -904,7 +904,7 @@ impl Sim {
     fn ecmp_live(&self, node: NodeId, p: &Packet, ports: &[u16]) -> Option<u16> {
         let n = &self.nodes[node.0 as usize];
         let live = |q: u16| n.ports.get(usize::from(q)).is_some_and(|x| !x.down);
-        let h = ecmp_hash(p.flow, node);
+        let h = ecmp_hash(self.ecmp_key(p), node);
         let first = *ports.get((h % ports.len().max(1) as u64) as usize)?;
         if live(first) {
             return Some(first);
@@ -949,7 +949,8 @@ impl Sim {
             Event::TxDone { node, port } => {
                 self.nodes[node.0 as usize].ports[usize::from(port)].busy = false;
                 self.start_tx(node, port);
-                let p = &self.nodes[node.0 as usize].ports[usize::from(port)];
+                let p = &mut self.nodes[node.0 as usize].ports[usize::from(port)];
+                p.queues.ns3_transmission_ended(self.now);
                 if p.notify_idle && !p.busy {
                     self.port_idle(node, port);
                 }
@@ -963,6 +964,10 @@ impl Sim {
             Event::Pause { node, port, duration } => self.pause(node, port, duration),
             Event::Link { node, port, up } => self.link_change(node, port, up),
             Event::ModelStart { node } => self.model_start(node),
+            Event::Fork { node, pkt } => {
+                let p = self.pool.remove(pkt);
+                self.host_receive_tcp(node, p, true);
+            }
             Event::Sample => self.sample(),
         }
     }
@@ -1900,50 +1905,62 @@ impl Sim {
                     self.log_delivery(p.flow, d);
                 }
             }
-            Proto::Tcp => {
-                let side = if host == f.spec.dst { 1 } else { 0 };
-                if p.payload > 0 {
-                    f.result.rx_packets += 1;
-                }
-                let mut out = std::mem::take(&mut self.out);
-                match f.eps[side].as_deref_mut() {
-                    Some(ep) if side == 1 && ep.listener_takes(&p) => {
-                        // The connection request of a client that still resends its SYN,
-                        // after the passive side gave up: the listener opens a new one.
-                        let ep = ep.reaccept(&p, now, &mut out);
-                        f.eps[1] = Some(Box::new(ep));
-                        if f.passive_failed_last {
-                            // That failure no longer stands; the active side's, if any, does.
-                            f.passive_failed_last = false;
-                            f.result.failed = f.client_failed.map(failure_name);
-                            if let (None, Some(part)) = (f.client_failed, &mut self.part) {
-                                part.forget_failure(p.flow);
-                            }
-                        }
-                    }
-                    Some(ep) => ep.on_packet(now, &p, &mut out),
-                    None if side == 1 && p.flags.contains(tandem_wire::tcp::Flags::SYN) => {
-                        self.out = out;
-                        let ids = self.flow_ids(p.flow, 1);
-                        let mut out = std::mem::take(&mut self.out);
-                        let mut ep = TcpEndpoint::accept(self.tcp_cfg, ids, &p, now, &mut out);
-                        let bulk = matches!(self.flows[p.flow.0 as usize].spec.kind, FlowKind::Bulk);
-                        if self.tcp_cfg.flavor == TcpFlavor::Ns3 && bulk {
-                            // ns-3's receiving application (`PacketSink`) closes when the
-                            // sender does.
-                            ep.close_on_peer_close();
-                        }
-                        self.flows[p.flow.0 as usize].eps[1] = Some(Box::new(ep));
-                        self.out = out;
-                        self.flush_tcp(p.flow, 1);
-                        return;
-                    }
-                    None => {}
-                }
-                self.out = out;
-                self.flush_tcp(p.flow, side);
-            }
+            Proto::Tcp => self.host_receive_tcp(host, p, false),
         }
+    }
+
+    /// A TCP segment reaches its host. A connection request that the listening socket takes
+    /// ([`TcpEndpoint::accept`], [`TcpEndpoint::listener_takes`]) is taken at once, or in the
+    /// like-for-like mode in an [`Event::Fork`] of its own at the same time (`forked` when
+    /// handling that event), as ns-3 forks its socket.
+    fn host_receive_tcp(&mut self, host: NodeId, p: Packet, forked: bool) {
+        let now = self.now;
+        let f = &mut self.flows[p.flow.0 as usize];
+        let side = if host == f.spec.dst { 1 } else { 0 };
+        if p.payload > 0 {
+            f.result.rx_packets += 1;
+        }
+        let request = side == 1
+            && match f.eps[1].as_deref() {
+                Some(ep) => ep.listener_takes(&p),
+                None => p.flags.contains(tandem_wire::tcp::Flags::SYN),
+            };
+        if request && !forked && self.tcp_cfg.flavor == TcpFlavor::Ns3 {
+            let pkt = self.pool.insert(p);
+            self.push_event(now, Event::Fork { node: host, pkt });
+            return;
+        }
+        let mut out = std::mem::take(&mut self.out);
+        match f.eps[side].as_deref_mut() {
+            Some(ep) if request => {
+                // The connection request of a client that still resends its SYN, after the
+                // passive side gave up: the listener opens a new one.
+                let ep = ep.reaccept(&p, now, &mut out);
+                f.eps[1] = Some(Box::new(ep));
+                if f.passive_failed_last {
+                    // That failure no longer stands; the active side's, if any, does.
+                    f.passive_failed_last = false;
+                    f.result.failed = f.client_failed.map(failure_name);
+                    if let (None, Some(part)) = (f.client_failed, &mut self.part) {
+                        part.forget_failure(p.flow);
+                    }
+                }
+            }
+            Some(ep) => ep.on_packet(now, &p, &mut out),
+            None if request => {
+                let ids = self.flow_ids(p.flow, 1);
+                let mut ep = TcpEndpoint::accept(self.tcp_cfg, ids, &p, now, &mut out);
+                let bulk = matches!(self.flows[p.flow.0 as usize].spec.kind, FlowKind::Bulk);
+                if self.tcp_cfg.flavor == TcpFlavor::Ns3 && bulk {
+                    // ns-3's receiving application (`PacketSink`) closes when the sender does.
+                    ep.close_on_peer_close();
+                }
+                self.flows[p.flow.0 as usize].eps[1] = Some(Box::new(ep));
+            }
+            None => {}
+        }
+        self.out = out;
+        self.flush_tcp(p.flow, side);
     }
 }
 

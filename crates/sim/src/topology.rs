@@ -859,6 +859,31 @@ pub(crate) fn line_at(text: &str, offset: usize) -> usize {
 
 const NO_INDEX: u32 = u32::MAX;
 
+/// The hash that ECMP picks a port by: SplitMix64 of (`key`, switch), where the key is a
+/// flow's number or a destination host's ([`crate::config::Ecmp`]). Deterministic and well
+/// spread, so that paths neither polarise nor depend on anything but ids.
+#[inline]
+pub fn ecmp_hash(key: u32, node: NodeId) -> u64 {
+    let mut z = (u64::from(key) << 32 | u64::from(node.0)).wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// The port that `hash` ([`ecmp_hash`]) picks from one switch's equal-cost set; `None` for
+/// an empty set.
+#[inline]
+pub fn ecmp_pick(ports: &[u16], hash: u64) -> Option<u16> {
+    match ports.len() {
+        0 => None,
+        1 => Some(ports[0]),
+        // A power-of-two set (every fat tree's and most leaf-spines') by a mask: the same
+        // index as `%`, without a division per packet and hop.
+        n if n.is_power_of_two() => Some(ports[(hash & (n as u64 - 1)) as usize]),
+        n => Some(ports[(hash % n as u64) as usize]),
+    }
+}
+
 /// Shortest-path ECMP routing: for every switch and destination host, the egress ports that
 /// lie on a shortest path (counted in hops).
 ///

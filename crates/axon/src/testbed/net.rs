@@ -27,7 +27,7 @@ use crate::RouteError;
 use core::fmt;
 use std::collections::BTreeMap;
 use tandem_sim::config::{
-    BufferConfig, Forwarding, LinkConfig, Marking, QueueConfig, SwitchConfig, TcpConfig, ETHERNET_HEADER,
+    BufferConfig, Ecmp, Forwarding, LinkConfig, Marking, QueueConfig, SwitchConfig, TcpConfig, ETHERNET_HEADER,
 };
 use tandem_sim::packet::{NodeId, PacketId};
 use tandem_sim::queue::DropReason;
@@ -343,6 +343,7 @@ impl Testbed {
             buffer: BufferConfig::Dedicated,
             forwarding: Forwarding::CutThrough { header_bytes: 0 },
             pipeline_latency: 0,
+            ecmp: Ecmp::Flow,
         };
         let mut sim = Sim::new(
             &topo,

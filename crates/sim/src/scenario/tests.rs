@@ -706,3 +706,15 @@ fn threads_are_checked_and_counted_in_the_memory_estimate() {
     assert!(b.to_string().contains("3 more partitions"), "{b}");
     assert_eq!(parse(FULL).unwrap().threads, None);
 }
+
+#[test]
+fn switch_ecmp_is_read_and_checked() {
+    assert_eq!(parse(FULL).unwrap().switch.ecmp, crate::config::Ecmp::Flow);
+    let sc = parse_with(FULL, &[("switch.ecmp", "destination")]).unwrap();
+    assert_eq!(sc.switch.ecmp, crate::config::Ecmp::Destination);
+    let e = parse_with(FULL, &[("switch.ecmp", "random")]).unwrap_err().to_string();
+    assert!(
+        e.contains("switch.ecmp") && e.contains("unknown variant `random`"),
+        "{e}"
+    );
+}

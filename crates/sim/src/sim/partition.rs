@@ -138,6 +138,7 @@ impl Sim {
             | Event::TxDone { node, .. }
             | Event::SwitchTimer { node, .. }
             | Event::Pause { node, .. }
+            | Event::Fork { node, .. }
             | Event::ModelStart { node } => node.0,
             Event::FlowTimer { flow, side } => {
                 let s = &self.flows[flow.0 as usize].spec;

@@ -2683,10 +2683,12 @@ impl TcpEndpoint {
         if flags.contains(Flags::ACK) {
             p.ack = to_wire(self.irs, self.rcv_nxt);
             let ece = if self.dctcp { self.ce_state } else { self.ece_pending };
-            // ns-3 3.37 sets ECE only on the ACKs its receive path sends (`ReceivedData`,
-            // `DelAckTimeout`, DCTCP's CE-change ACK), never on a bare FIN (`SendEmptyPacket`).
-            let bare_fin = flags.contains(Flags::FIN) && payload == 0 && self.cfg.flavor == TcpFlavor::Ns3;
-            if self.ecn_ok && ece && !bare_fin {
+            // ns-3 3.37 sets ECE only on the pure ACKs its receive path sends (`ReceivedData`,
+            // `DelAckTimeout`, DCTCP's CE-change ACK): never on a bare FIN (`SendEmptyPacket`)
+            // nor on data (`SendDataPacket`), even where its DCTCP's CE state is set by
+            // CE-marked ACKs that crossed a congested port (ns-3's DCTCP sends its ACKs ECT).
+            let no_ece = self.cfg.flavor == TcpFlavor::Ns3 && (payload > 0 || flags.contains(Flags::FIN));
+            if self.ecn_ok && ece && !no_ece {
                 flags |= Flags::ECE;
                 self.ce_unechoed = false;
             }
@@ -2966,7 +2968,9 @@ impl TcpEndpoint {
                 if len > 0 && pkt.has(Flags::FIN) && self.cfg.flavor == TcpFlavor::Ns3 {
                     // ns-3 3.37 ACKs the data that completes the stream (`ReceivedData`: RCV.NXT,
                     // past the FIN, is beyond the segment, as when a gap is filled) and then the
-                    // FIN itself (`DoPeerClose`): two segments.
+                    // FIN itself (`DoPeerClose`): two segments. That first ACK is "at once"
+                    // to its DCTCP (CA_EVENT_NON_DELAYED_ACK): no delayed ACK stays reserved.
+                    self.delack_reserved = false;
                     self.send_ack(now, out);
                 }
                 self.ack_now = true;

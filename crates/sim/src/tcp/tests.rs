@@ -2693,6 +2693,43 @@ fn ns3_dctcp_sends_every_segment_ect() {
 }
 
 #[test]
+fn ns3_dctcp_sends_no_ece_on_data() {
+    // ns-3's DCTCP sends its ACKs ECT, so a congested port on the way back marks them, and
+    // the data sender's CE state follows (`ForwardUp`); but ns-3 sets ECE only on the pure
+    // ACKs its receive path sends, never on data (`SendDataPacket`).
+    let (mut c, mut out) = dctcp_sender(TcpFlavor::Ns3);
+    out.clear();
+    let mut ack = client_ack(2 * MSS, None);
+    ack.ecn = Ecn::Ce;
+    c.on_packet(100, &ack, &mut out);
+    let data: Vec<&Packet> = out.packets.iter().filter(|p| p.payload > 0).collect();
+    assert!(!data.is_empty(), "the ACK opens the window");
+    assert!(data.iter().all(|p| !p.has(Flags::ECE)));
+}
+
+#[test]
+fn ns3_dctcp_acks_a_fin_with_data_at_once_and_reserves_no_delayed_ack() {
+    // The segment that completes the stream with its FIN is ACKed at once (`ReceivedData`:
+    // CA_EVENT_NON_DELAYED_ACK), even as the first of a pair, so no delayed ACK stays
+    // reserved: the unmarked ACK of the sink's own FIN, which ends the CE state that the
+    // marked FIN began, then sends nothing (`CeState1to0`).
+    let m = 1448;
+    let (_c, mut s, mut out) = pair(ns3_dctcp());
+    s.close_on_peer_close();
+    s.on_packet(50, &data(0, m), &mut out);
+    s.on_packet(51, &data(m, m), &mut out);
+    let mut fin = marked(2 * m, 100);
+    fin.flags |= Flags::FIN;
+    s.on_packet(60, &fin, &mut out);
+    assert!(out.packets.last().is_some_and(|p| p.has(Flags::FIN)), "the sink closes");
+    out.clear();
+    let mut ack = data(2 * m + 101, 0);
+    ack.ack = 5002;
+    s.on_packet(70, &ack, &mut out);
+    assert!(out.packets.is_empty(), "{:?}", out.packets);
+}
+
+#[test]
 fn ns3_dctcp_counts_a_marked_handshake_ack() {
     // ns-3 takes the CE mark of every ECN-capable segment (`ForwardUp`). A marked handshake
     // ACK (sequence 1) is then the mark that counts, and the first data segment, at sequence 1

@@ -25,7 +25,7 @@
 //! one segment per ACK, it would be 1.5C.) That reference is our derivation, not the paper's.
 
 use super::common::{self, write};
-use tandem_sim::config::{BufferConfig, Forwarding, LinkConfig, QueueConfig, SwitchConfig, TcpConfig};
+use tandem_sim::config::{BufferConfig, Ecmp, Forwarding, LinkConfig, QueueConfig, SwitchConfig, TcpConfig};
 use tandem_sim::config::{DelayedAck, Marking};
 use tandem_sim::experiment::{Experiment, ExperimentCtx, ExperimentError, Kind, Report, Row, Target};
 use tandem_sim::packet::FlowId;
@@ -135,6 +135,7 @@ pub fn measure(senders: Senders, delayed_ack: bool, bytes: u64, until: Time) -> 
         buffer: BufferConfig::Dedicated,
         forwarding: Forwarding::StoreAndForward,
         pipeline_latency: 0,
+        ecmp: Ecmp::Flow,
     };
     let tcp = TcpConfig {
         delayed_ack: if delayed_ack {

@@ -2,7 +2,7 @@
 //! output files.
 
 use super::SIM_CLASSES;
-use tandem_sim::config::{BufferConfig, Forwarding, LinkConfig, Marking, QueueConfig, SwitchConfig};
+use tandem_sim::config::{BufferConfig, Ecmp, Forwarding, LinkConfig, Marking, QueueConfig, SwitchConfig};
 use tandem_sim::experiment::ExperimentError;
 pub use tandem_sim::experiment::{counters_csv, par_map, threads, write};
 use tandem_sim::packet::NodeId;
@@ -53,6 +53,7 @@ pub fn switch_config(tcpu: bool, marking: Marking) -> SwitchConfig {
         buffer: BufferConfig::Dedicated,
         forwarding: Forwarding::StoreAndForward,
         pipeline_latency: 0,
+        ecmp: Ecmp::Flow,
     }
 }
 
