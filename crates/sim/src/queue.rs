@@ -232,6 +232,32 @@ fn red_decide(
     RedVerdict::Pass
 }
 
+/// ns-3 3.37's `Time::GetSeconds` of a duration `d` (whole nanoseconds, ns-3's resolution),
+/// bit for bit: `Time::To` multiplies the 64.64 fixed-point count of nanoseconds by
+/// `int64x64_t::Invert(10^9)` (2^128 / 10^9, rounded up), keeping 64 fraction bits and
+/// truncating the rest (`MulByInvert`), and `GetDouble` adds the integer and fraction parts in
+/// `long double` (64-bit mantissa) before it returns a `double`. Below the exact quotient for
+/// most durations: RED's idle ageing (`m_ptc * (now - m_idleTime).GetSeconds()`, truncated)
+/// counts 3 packets for an idle 48 us at 1 Gb/s in ns-3 (3.999...), not 4.
+fn ns3_seconds(d: Time) -> f64 {
+    const INV: u128 = u128::MAX / 1_000_000_000 + 1;
+    let ns = u128::from(d / crate::time::NS);
+    // (ns << 64) x INV >> 128, as `UmulByInvert` computes it (the low word of `ns << 64` is 0).
+    let fixed = ns * (INV >> 64) + ((ns * (INV & u128::from(u64::MAX))) >> 64);
+    // Rounded to nearest (ties to even) to `bits` significant bits.
+    let round = |x: u128, bits: u32| -> u128 {
+        let len = 128 - x.leading_zeros();
+        if len <= bits {
+            return x;
+        }
+        let drop = len - bits;
+        let (q, r, half) = (x >> drop, x & ((1 << drop) - 1), 1u128 << (drop - 1));
+        let up = r > half || (r == half && q & 1 == 1);
+        (q + u128::from(up)) << drop
+    };
+    round(round(fixed, 64), 53) as f64 / 18_446_744_073_709_551_616.0
+}
+
 /// RED as ns-3 3.37's `RedQueueDisc` computes it (the like-for-like mode, with ns-3's random
 /// numbers): the average over the queue disc alone (everything waiting but the packet in the
 /// device's one-slot queue), thresholds one lower to match, ns-3's coefficients and formulas
@@ -289,7 +315,7 @@ impl Ns3Red {
         let m = st
             .idle_since
             .take()
-            .map_or(0, |t| (ptc * crate::time::as_secs(now.saturating_sub(t))) as u32);
+            .map_or(0, |t| (ptc * ns3_seconds(now.saturating_sub(t))) as u32);
         st.avg = st.avg * (1.0 - self.weight).powf(f64::from(m) + 1.0) + self.weight * n_queued as f64;
         let avg = st.avg;
         st.count += 1;
@@ -1060,6 +1086,30 @@ mod tests {
         q.enqueue(PacketId(1), &mut np(), 0, 0, &mut buf);
         q.ns3_transmission_ended(12);
         assert_eq!(q.first_red.slot_free_at, None);
+    }
+
+    #[test]
+    fn ns3_seconds_truncates_as_ns3s_fixed_point_time_does() {
+        use crate::time::{NS, SEC, US};
+        // ns-3's `GetSeconds` sits just below the exact quotient (truncated 64.64 product with
+        // 2^128 / 10^9 rounded up), so RED's idle ageing at 1 Gb/s (83,333.3 packets/s)
+        // counts one packet fewer than the exact seconds give for these idle periods.
+        let ptc = 1e9 / (8.0 * 1500.0);
+        for (us, exact, ns3) in [(12, 1, 0), (24, 2, 1), (36, 3, 2), (48, 4, 3), (60, 5, 4)] {
+            let d = us * US;
+            assert_eq!((ptc * crate::time::as_secs(d)) as u32, exact, "{us} us, exact");
+            assert_eq!((ptc * ns3_seconds(d)) as u32, ns3, "{us} us, ns-3");
+        }
+        assert_eq!(ns3_seconds(48 * US), 4.7999999999999974e-05);
+        assert_eq!(ns3_seconds(0), 0.0);
+        assert_eq!(ns3_seconds(SEC), 1.0);
+        // Within the 64 fraction bits' truncation (and a rounding to double) of the exact
+        // value, from 1 ns to hours.
+        for d in [NS, 12_016 * NS, 999_999_999 * NS, 3 * SEC + 7 * NS, 7_200 * SEC] {
+            let exact = crate::time::as_secs(d);
+            let bound = 2f64.powi(-62) + 4.0 * f64::EPSILON * exact;
+            assert!((ns3_seconds(d) - exact).abs() <= bound, "{d}");
+        }
     }
 
     #[test]

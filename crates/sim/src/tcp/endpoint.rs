@@ -1859,7 +1859,9 @@ impl TcpEndpoint {
         if let Some((s, e, kind)) = seg {
             let next = self.ns3_next_tx();
             self.emit_seg(now, s, e, kind, out);
-            // `DoRetransmit` moves `m_nextTxSequence` only up.
+            // Here `m_nextTxSequence` only moves up, which every SACK probe follows; without
+            // SACK a trace showed `DoRetransmit` leaving it just past the head
+            // (`reno_resend_head`, change 66).
             self.ns3_next_tx_at_least(next);
         }
     }
@@ -2277,13 +2279,14 @@ impl TcpEndpoint {
         self.reno_head_resent = false;
     }
 
-    /// `DoRetransmit`: the head again, whatever the window.
+    /// `DoRetransmit`: the head again, whatever the window. It leaves ns-3's
+    /// `m_nextTxSequence` just past the head (`emit_range`), not where it was: a partial ACK's
+    /// `PktsAcked`, which comes next, starts DCTCP's next observation window there (traced:
+    /// ns-3 closed the window again on the following ACK).
     fn reno_resend_head(&mut self, now: Time, out: &mut TcpOutput) {
         if self.snd_una < self.snd_max {
-            let next = self.ns3_next_tx();
             let e = self.seg_end(self.snd_una, self.snd_max);
             self.emit_range(now, self.snd_una, e, out);
-            self.ns3_next_tx_at_least(next);
             self.reno_head_resent = true;
         }
     }

@@ -3773,3 +3773,39 @@ fn ns3_go_back_n_holds_a_short_segment_while_more_is_buffered_behind_it() {
     c.on_packet(rto_at + MS + 2, &client_ack(1 + 3 * MSS, None), &mut out);
     assert_eq!(data_sent(&out).first().map(|d| d.0), Some(tail));
 }
+
+#[test]
+fn ns3_nosack_dctcp_window_ends_behind_the_partial_acks_resend() {
+    // Without SACK, ns-3 3.37's partial ACK resends the head (`DoRetransmit`, which leaves
+    // `m_nextTxSequence` just past it) before DCTCP sees the ACK (`PktsAcked`): an observation
+    // window that a partial ACK closes ends at the resent head, so the next partial ACK closes
+    // another (alpha x 15/16 without ECE), where the highest sequence sent would leave it open.
+    let cfg = TcpConfig {
+        sack: false,
+        ..ns3_dctcp()
+    };
+    let (mut c, _s, mut out) = pair(cfg);
+    c.send(50, 60 * MSS, &mut out);
+    // The first window: its ACKs close DCTCP's first observation window.
+    c.on_packet(55, &client_ack(seg(2), None), &mut out);
+    c.on_packet(56, &client_ack(seg(10), None), &mut out);
+    // Segments 10-13 are lost, later ones arrive: three duplicate ACKs, recovery, 10 resent.
+    for t in [60, 61, 62] {
+        c.on_packet(t, &client_ack(seg(10), None), &mut out);
+    }
+    assert_eq!(c.stats().fast_recoveries, 1);
+    // Partial ACKs, one resend each (all within the recovery).
+    let mut alphas = vec![c.stats().dctcp_alpha];
+    for i in 11..20 {
+        c.on_packet(70 + i, &client_ack(seg(i), None), &mut out);
+        alphas.push(c.stats().dctcp_alpha);
+    }
+    assert_eq!(c.stats().fast_recoveries, 1);
+    // The window open since the ACK of segment 10 closes at segment 14; from then on each
+    // partial ACK reaches the end of the window the one before opened.
+    let k = alphas.iter().position(|&a| a < alphas[0]).expect("a window closes");
+    assert_eq!(k, 4, "{alphas:?}");
+    for w in alphas[k - 1..].windows(2) {
+        assert_eq!(w[1], w[0] * 15.0 / 16.0, "{alphas:?}");
+    }
+}
