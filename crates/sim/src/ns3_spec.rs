@@ -5,13 +5,14 @@
 //! The format (version 1, one directive per line) is documented in `bench/ns3/README.md`.
 //! Only what both simulators model the same way can be exported: point-to-point links with
 //! PPP framing, one FIFO per port (tail drop, step marking in packets or RED), one path per
-//! destination (equal-cost paths only with `switch.ecmp = "destination"`), bulk TCP flows. Anything else is refused with a [`SpecError`] naming
+//! destination (equal-cost paths only with `switch.ecmp = "destination"`), bulk TCP flows.
+//! Anything else is refused with a [`SpecError`] naming
 //! it, never approximated silently.
 
 use crate::config::{BufferConfig, CcAlgo, DelayedAck, Ecmp, Forwarding, Marking, QueueConfig, TcpFlavor, PPP_HEADER};
 use crate::scenario::Scenario;
 use crate::time::{as_secs, Time};
-use crate::topology::{ecmp_hash, ecmp_pick, NodeKind, Routing};
+use crate::topology::{NodeKind, Routing};
 use crate::workload::FlowKind;
 use std::fmt::Write as _;
 
@@ -181,7 +182,7 @@ pub fn export(sc: &Scenario) -> Result<String, SpecError> {
                     topo.node(h).name
                 )));
             }
-            let port = ecmp_pick(ports, ecmp_hash(h.0, sw)).unwrap_or(ports[0]);
+            let port = routing.destination_port(sw, h).unwrap_or(ports[0]);
             let _ = writeln!(s, "route {} {} {port}", topo.node(sw).name, topo.node(h).name);
         }
     }

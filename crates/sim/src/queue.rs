@@ -619,7 +619,7 @@ impl EgressQueues {
         // packet down (`TrafficControlLayer::Send` runs the queue disc whatever it decided).
         let slot_free = ns3_red && self.first_red.slot_free_at.take() == Some(now);
         if !ns3_red {
-            if let Err(r) = self.admit(ci, size, buf) {
+            if let Err(r) = self.admit(ci, size, buf, false) {
                 self.stats.count_drop(r, pkt.size);
                 return Admission::Dropped(r);
             }
@@ -634,12 +634,7 @@ impl EgressQueues {
         if ns3_red {
             // The queue disc holds at most `limit - 1` packets, the device's slot one more:
             // with the slot empty, the disc is full one packet earlier.
-            let r = if slot_free && self.limit0 > 0 && self.first.q.len() + 1 >= self.limit0 as usize {
-                Err(DropReason::QueuePackets)
-            } else {
-                self.admit(ci, size, buf)
-            };
-            if let Err(r) = r {
+            if let Err(r) = self.admit(ci, size, buf, slot_free) {
                 self.stats.count_drop(r, pkt.size);
                 return Admission::Dropped(r);
             }
@@ -720,15 +715,17 @@ impl EgressQueues {
         Ok(marked)
     }
 
-    /// Whether class `ci` and the shared buffer take `size` more bytes, or why not.
-    fn admit(&self, ci: usize, size: u64, buf: &SharedBuffer) -> Result<(), DropReason> {
+    /// Whether class `ci` and the shared buffer take `size` more bytes, or why not. `slot_free`:
+    /// the like-for-like RED's device slot is empty, so its queue disc (one packet shorter
+    /// than the port) holds every waiting packet and is full one packet earlier.
+    fn admit(&self, ci: usize, size: u64, buf: &SharedBuffer, slot_free: bool) -> Result<(), DropReason> {
         let cq = if ci == 0 { &self.first } else { &self.rest[ci - 1].lane };
         let limit_packets = if ci == 0 {
             self.limit0
         } else {
             self.cfg.packet_limit(ci as u8)
         };
-        if limit_packets > 0 && cq.q.len() as u64 >= u64::from(limit_packets) {
+        if limit_packets > 0 && cq.q.len() as u64 + u64::from(slot_free) >= u64::from(limit_packets) {
             Err(DropReason::QueuePackets)
         } else if self.limit_bytes > 0 && cq.bytes + size > self.limit_bytes {
             Err(DropReason::QueueBytes)

@@ -1152,6 +1152,13 @@ impl Routing {
         }
     }
 
+    /// The port of `switch` toward `dst_host` when switches hash the destination
+    /// (`switch.ecmp = "destination"`): the one [`ecmp_pick`] takes from
+    /// [`Routing::next_ports`] by [`ecmp_hash`] of the host; `None` without a route.
+    pub fn destination_port(&self, switch: NodeId, dst_host: NodeId) -> Option<u16> {
+        ecmp_pick(self.next_ports(switch, dst_host), ecmp_hash(dst_host.0, switch))
+    }
+
     /// The ECMP choice among [`next_ports`](Self::next_ports) for a flow: `flow_hash` (e.g. a
     /// hash of the 5-tuple) is mixed with the switch id, so consecutive switches do not all
     /// make the same choice (hash polarisation), and mapped onto the set. `None` when there is

@@ -100,7 +100,7 @@ fn every_validation_scenario_agrees_with_ns3() {
 #[test]
 fn fat_tree_routed_by_destination_agrees_with_ns3_flow_by_flow() {
     use tandem_sim::scenario::Scenario;
-    use tandem_sim::topology::{ecmp_hash, ecmp_pick, Routing};
+    use tandem_sim::topology::Routing;
     if !ns3_built() {
         return;
     }
@@ -129,8 +129,7 @@ fn fat_tree_routed_by_destination_agrees_with_ns3_flow_by_flow() {
         let mut hops = vec![format!("{}:0", topo.node(spec.src).name)];
         let mut at = topo.ports(spec.src)[0].peer;
         while at != spec.dst {
-            let ports = routing.next_ports(at, spec.dst);
-            let p = ecmp_pick(ports, ecmp_hash(spec.dst.0, at)).unwrap();
+            let p = routing.destination_port(at, spec.dst).unwrap();
             hops.push(format!("{}:{p}", topo.node(at).name));
             at = topo.ports(at)[usize::from(p)].peer;
         }

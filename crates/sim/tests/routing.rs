@@ -9,7 +9,7 @@ use tandem_sim::run;
 use tandem_sim::scenario::Scenario;
 use tandem_sim::sim::Sim;
 use tandem_sim::time::MS;
-use tandem_sim::topology::{ecmp_hash, ecmp_pick, Routing};
+use tandem_sim::topology::Routing;
 
 /// Two leaves of four hosts, four spines; 1 Gb/s, 10 us links with ns-3's framing.
 const FABRIC: &str = r#"
@@ -71,8 +71,7 @@ fn used_uplinks(sc: &Scenario, sim: &Sim) -> Vec<u16> {
 /// The port the hash by destination picks at `switch` toward `host`.
 fn route(sc: &Scenario, switch: &str, host: &str) -> u16 {
     let (s, h) = (sc.topology.find(switch).unwrap(), sc.topology.find(host).unwrap());
-    let routing = Routing::compute(&sc.topology);
-    ecmp_pick(routing.next_ports(s, h), ecmp_hash(h.0, s)).unwrap()
+    Routing::compute(&sc.topology).destination_port(s, h).unwrap()
 }
 
 fn run(sc: &Scenario) -> Sim {
