@@ -864,10 +864,7 @@ const NO_INDEX: u32 = u32::MAX;
 /// spread, so that paths neither polarise nor depend on anything but ids.
 #[inline]
 pub fn ecmp_hash(key: u32, node: NodeId) -> u64 {
-    let mut z = (u64::from(key) << 32 | u64::from(node.0)).wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
+    mix64((u64::from(key) << 32 | u64::from(node.0)).wrapping_add(0x9e37_79b9_7f4a_7c15))
 }
 
 /// The port that `hash` ([`ecmp_hash`]) picks from one switch's equal-cost set; `None` for
@@ -1156,23 +1153,16 @@ impl Routing {
     /// (`switch.ecmp = "destination"`): the one [`ecmp_pick`] takes from
     /// [`Routing::next_ports`] by [`ecmp_hash`] of the host; `None` without a route.
     pub fn destination_port(&self, switch: NodeId, dst_host: NodeId) -> Option<u16> {
-        ecmp_pick(self.next_ports(switch, dst_host), ecmp_hash(dst_host.0, switch))
+        self.ecmp_port(switch, dst_host, dst_host.0)
     }
 
-    /// The ECMP choice among [`next_ports`](Self::next_ports) for a flow: `flow_hash` (e.g. a
-    /// hash of the 5-tuple) is mixed with the switch id, so consecutive switches do not all
-    /// make the same choice (hash polarisation), and mapped onto the set. `None` when there is
-    /// no route.
-    pub fn ecmp_port(&self, switch: NodeId, dst_host: NodeId, flow_hash: u64) -> Option<u16> {
-        let set = self.next_ports(switch, dst_host);
-        match set.len() {
-            0 => None,
-            1 => Some(set[0]),
-            len => {
-                let h = mix64(flow_hash ^ u64::from(switch.0).wrapping_mul(0x9E37_79B9_7F4A_7C15));
-                Some(set[((u128::from(h) * len as u128) >> 64) as usize])
-            }
-        }
+    /// The port the simulator's ECMP takes at `switch` toward `dst_host` for `key` (a flow's
+    /// number, or with `switch.ecmp = "destination"` the destination host's): [`ecmp_pick`]
+    /// from [`next_ports`](Self::next_ports) by [`ecmp_hash`], which mixes in the switch id so
+    /// that consecutive switches do not all make the same choice (hash polarisation). `None`
+    /// when there is no route.
+    pub fn ecmp_port(&self, switch: NodeId, dst_host: NodeId, key: u32) -> Option<u16> {
+        ecmp_pick(self.next_ports(switch, dst_host), ecmp_hash(key, switch))
     }
 
     /// Whether routes are computed per lookup (a built topology) rather than stored in tables.
@@ -1351,7 +1341,7 @@ mod tests {
         assert_eq!(r.next_ports(spine1, NodeId(0)), &[0]);
         // ECMP spreads flows over both spines.
         let mut seen = [0u32; 5];
-        for f in 0..1000u64 {
+        for f in 0..1000u32 {
             seen[r.ecmp_port(leaf1, NodeId(0), f).unwrap() as usize] += 1;
         }
         assert!(seen[3] > 400 && seen[4] > 400, "{seen:?}");

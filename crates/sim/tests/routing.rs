@@ -88,6 +88,24 @@ fn by_flow_the_flows_toward_one_host_spread_over_the_uplinks() {
 }
 
 #[test]
+fn by_flow_each_flow_leaves_by_the_port_routing_names() {
+    // The simulator's ECMP and `Routing::ecmp_port` are one rule: for each of three flows on
+    // its own (so that the uplink it used is its own), leaf0 sends by the port the routing
+    // names for that flow's number.
+    let routing = Routing::compute(&scenario("", "flow").topology);
+    for pair in [["h0", "h4"], ["h1", "h5"], ["h3", "h6"]] {
+        let flows = format!(
+            "[[flows]]\nkind = \"udp_cbr\"\npairs = [[\"{}\", \"{}\"]]\nrate = \"10Mbps\"\npacket_size = 1000\n",
+            pair[0], pair[1]
+        );
+        let sc = scenario(&flows, "flow");
+        let (leaf0, dst) = (sc.topology.find("leaf0").unwrap(), sc.topology.find(pair[1]).unwrap());
+        let want = routing.ecmp_port(leaf0, dst, 0).unwrap();
+        assert_eq!(used_uplinks(&sc, &run(&sc)), [want], "{pair:?}");
+    }
+}
+
+#[test]
 fn by_destination_each_host_is_reached_by_one_port() {
     let sc = scenario(UDP, "destination");
     let sim = run(&sc);
