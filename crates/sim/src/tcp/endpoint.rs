@@ -260,6 +260,10 @@ pub struct TcpEndpoint {
     /// [`TcpFlavor::Ns3`] RFC 3168 receiver: a CE mark came that no ACK has echoed yet (ns-3's
     /// `ECN_CE_RCVD`); a CWR does not end the echo then.
     ce_unechoed: bool,
+    /// [`TcpFlavor::Ns3`]: the next pure ACK acknowledges the peer's FIN, which ns-3 3.37 sends
+    /// as a plain ACK (`DoPeerClose`, `ProcessWait`: `SendEmptyPacket(ACK)`), without the ECE
+    /// its ECN state would put on an ACK of data.
+    ns3_plain_ack: bool,
     /// RFC 8257 receiver: CE state of the last data packet.
     ce_state: bool,
     /// [`TcpFlavor::Ns3`] DCTCP receiver (`TcpDctcp`): RCV.NXT as it was before the last
@@ -380,6 +384,7 @@ impl TcpEndpoint {
             ack_now: false,
             ece_pending: false,
             ce_unechoed: false,
+            ns3_plain_ack: false,
             ce_state: false,
             prior_rcv_nxt: u64::MAX,
             delack_reserved: false,
@@ -974,6 +979,7 @@ impl TcpEndpoint {
         if !pkt.has(Flags::ACK) {
             return;
         }
+        self.ns3_ce_takes_the_ecn_state(pkt, seq);
         if self.process_ack(now, pkt, seq, out) {
             self.process_data(now, pkt, seq, out);
         }
@@ -1060,7 +1066,11 @@ impl TcpEndpoint {
             if ack > self.ecn_high {
                 self.in_cwr = false;
                 if self.cwr_repair {
+                    // CA_CWR -> CA_OPEN keeps `m_dupAckCount` (only an advancing ACK that is no
+                    // duplicate, or a timeout, or the end of CA_RECOVERY resets it).
+                    let dupacks = self.dupacks;
                     self.end_cwr_repair();
+                    self.dupacks = dupacks;
                 }
             }
             ns3_reduce = self.ns3_ecn_echo(ece, acked, ack);
@@ -1082,6 +1092,12 @@ impl TcpEndpoint {
                 }
             }
         }
+        // `ReceivedAck` ends CA_CWR before `ProcessAck`, which then takes the ACK as in
+        // CA_OPEN: one that SACKs new data is a duplicate there (CA_DISORDER: no window
+        // growth, its segments less the duplicates already counted, no `NewAck`).
+        let ended_cwr = ns3 && was_cwr && !self.in_cwr;
+        let was_recovery = was_recovery && !ended_cwr;
+        let was_cwr = was_cwr && !ended_cwr;
         let dt = self.cfg.dupack_threshold.max(1);
         match self.recovery {
             Recovery::None if self.reno() => {
@@ -1133,8 +1149,10 @@ impl TcpEndpoint {
                 // (with SACK: one that SACKs new data); an ACK that SACKs nothing new, after a
                 // recovery ended with SACK information left over, enters none.
                 let asked = (is_dup && !ns3_loss) || !ns3;
-                if asked && (self.dupacks >= dt || lost) && self.snd_una >= self.recover && self.snd_max > self.snd_una
-                {
+                // ns-3 asks for the threshold itself (`m_dupAckCount == m_retxThresh`): a count
+                // carried past it out of CA_CWR starts no recovery.
+                let at_threshold = if ns3 { self.dupacks == dt } else { self.dupacks >= dt };
+                if asked && (at_threshold || lost) && self.snd_una >= self.recover && self.snd_max > self.snd_una {
                     if ns3 && self.in_cwr && self.sack_ok {
                         self.start_cwr_repair();
                     } else {
@@ -1191,6 +1209,16 @@ impl TcpEndpoint {
                     }
                     self.leave_sack_recovery();
                 } else {
+                    if ns3 && self.cwr_repair {
+                        // ns-3's CA_CWR (`DupAck`) counts duplicate ACKs, and an advancing ACK
+                        // that is none resets the count (`ProcessAck`).
+                        if acked > 0 && !is_dup {
+                            self.dupacks = 0;
+                        }
+                        if is_dup {
+                            self.dupacks += 1;
+                        }
+                    }
                     if acked > 0 && !self.cwr_repair {
                         // RFC 6582's rule, which ns-3 applies to SACK recovery as well: only
                         // the first partial ACK restarts the retransmission timer.
@@ -1276,6 +1304,12 @@ impl TcpEndpoint {
             self.first_partial_seen = false;
             cc_acked = (ack - self.recover) / self.mss * self.mss;
         }
+        if ns3 && acked > 0 && ack < self.recover && self.recovery != Recovery::None && !self.cwr_repair {
+            // A partial ACK in ns-3's CA_RECOVERY (`ProcessAck`) tells the congestion control
+            // of one segment, however many it acknowledges ("one segment has been previously
+            // lost and now successfully received"): DCTCP's estimate counts that one.
+            cc_acked = self.mss;
+        }
         let mut info = AckInfo {
             acked: cc_acked,
             // ns-3's `TcpDctcp::PktsAcked` counts bytes as marked by the sender's ECN state,
@@ -1303,7 +1337,10 @@ impl TcpEndpoint {
             unreported: false,
             advanced: acked > 0,
         };
-        if ns3 && acked > 0 && prior_dupacks > 0 && !was_recovery && !was_loss && !was_cwr && !self.in_cwr {
+        // After CA_CWR ended, ns-3 is in CA_OPEN with the count carried over: in CA_DISORDER
+        // only if this ACK is a duplicate itself.
+        let disorder = prior_dupacks > 0 && (!ended_cwr || is_dup);
+        if ns3 && acked > 0 && disorder && !was_recovery && !was_loss && !was_cwr && !self.in_cwr {
             // The ACK found ns-3 in CA_DISORDER (`ProcessAck`'s `oldDupAckCount`).
             let counted = u64::from(prior_dupacks) * self.mss;
             info.unreported = info.acked < counted;
@@ -1857,12 +1894,11 @@ impl TcpEndpoint {
             (e > s).then_some((s, e, SegKind::Hole { skipped_to: s }))
         });
         if let Some((s, e, kind)) = seg {
-            let next = self.ns3_next_tx();
             self.emit_seg(now, s, e, kind, out);
-            // Here `m_nextTxSequence` only moves up, which every SACK probe follows; without
-            // SACK a trace showed `DoRetransmit` leaving it just past the head
-            // (`reno_resend_head`, change 66).
-            self.ns3_next_tx_at_least(next);
+            // `DoRetransmit` sets `m_nextTxSequence` to the segment's start and sends it
+            // without moving it on (ns-3 3.37's libns3-internet: `SendDataPacket`'s size is
+            // not added), so the `PktsAcked` that follows sees it there.
+            self.set_ns3_next_tx(s);
         }
     }
 
@@ -2221,8 +2257,8 @@ impl TcpEndpoint {
         self.snd_max - u64::from(self.ns3_next_back)
     }
 
-    /// Moves ns-3's `m_nextTxSequence` up to `x` if it is below (`DoRetransmit` after its
-    /// send, `NewAck`); `SendPendingData`'s sends set it to their end (in `emit_range`).
+    /// Moves ns-3's `m_nextTxSequence` up to `x` if it is below (`NewAck`); `SendPendingData`'s
+    /// sends set it to their end (in `emit_range`), `DoRetransmit` to its segment's start.
     fn ns3_next_tx_at_least(&mut self, x: u64) {
         if x > self.ns3_next_tx() {
             self.set_ns3_next_tx(x);
@@ -2280,13 +2316,15 @@ impl TcpEndpoint {
     }
 
     /// `DoRetransmit`: the head again, whatever the window. It leaves ns-3's
-    /// `m_nextTxSequence` just past the head (`emit_range`), not where it was: a partial ACK's
-    /// `PktsAcked`, which comes next, starts DCTCP's next observation window there (traced:
-    /// ns-3 closed the window again on the following ACK).
+    /// `m_nextTxSequence` at the head, not where it was: a partial ACK's `PktsAcked`, which
+    /// comes next, starts DCTCP's next observation window there, so that the next ACK, a
+    /// duplicate one too, closes it again.
     fn reno_resend_head(&mut self, now: Time, out: &mut TcpOutput) {
         if self.snd_una < self.snd_max {
-            let e = self.seg_end(self.snd_una, self.snd_max);
-            self.emit_range(now, self.snd_una, e, out);
+            let s = self.snd_una;
+            let e = self.seg_end(s, self.snd_max);
+            self.emit_range(now, s, e, out);
+            self.set_ns3_next_tx(s);
             self.reno_head_resent = true;
         }
     }
@@ -2687,10 +2725,12 @@ impl TcpEndpoint {
             p.ack = to_wire(self.irs, self.rcv_nxt);
             let ece = if self.dctcp { self.ce_state } else { self.ece_pending };
             // ns-3 3.37 sets ECE only on the pure ACKs its receive path sends (`ReceivedData`,
-            // `DelAckTimeout`, DCTCP's CE-change ACK): never on a bare FIN (`SendEmptyPacket`)
-            // nor on data (`SendDataPacket`), even where its DCTCP's CE state is set by
-            // CE-marked ACKs that crossed a congested port (ns-3's DCTCP sends its ACKs ECT).
-            let no_ece = self.cfg.flavor == TcpFlavor::Ns3 && (payload > 0 || flags.contains(Flags::FIN));
+            // `DelAckTimeout`, DCTCP's CE-change ACK): never on a bare FIN (`SendEmptyPacket`),
+            // the ACK of the peer's FIN ([`TcpEndpoint::ns3_plain_ack`]) nor on data
+            // (`SendDataPacket`), even where its DCTCP's CE state is set by CE-marked ACKs that
+            // crossed a congested port (ns-3's DCTCP sends its ACKs ECT).
+            let plain = std::mem::take(&mut self.ns3_plain_ack);
+            let no_ece = self.cfg.flavor == TcpFlavor::Ns3 && (payload > 0 || flags.contains(Flags::FIN) || plain);
             if self.ecn_ok && ece && !no_ece {
                 flags |= Flags::ECE;
                 self.ce_unechoed = false;
@@ -2977,12 +3017,31 @@ impl TcpEndpoint {
                     self.send_ack(now, out);
                 }
                 self.ack_now = true;
+                self.ns3_plain_ack = self.cfg.flavor == TcpFlavor::Ns3;
                 if self.close_on_peer_close {
                     // Our FIN carries the ACK of theirs (`try_send` after this segment).
                     self.fin_queued = true;
                 }
                 out.events.push(TcpEvent::PeerClosed);
             }
+        }
+    }
+
+    /// [`TcpFlavor::Ns3`] with DCTCP: a CE mark that counts (above `m_ecnCESeq`) on any
+    /// segment, a pure ACK included, puts ns-3 3.37's one ECN state per socket in
+    /// `ECN_CE_RCVD` (`ForwardUp`, `TcpDctcp::CeState0to1`) before the ACK is looked at. A
+    /// sender in `ECN_ECE_RCVD` thus leaves it: DCTCP's `PktsAcked` counts the bytes this and
+    /// later ACKs acknowledge as unmarked, and the next new segment carries no CWR, until an
+    /// ACK with ECE that advances SND.UNA sets `ECN_ECE_RCVD` again. (With DCTCP every segment
+    /// is ECN-capable, so ACKs meet the switches' marking too.)
+    fn ns3_ce_takes_the_ecn_state(&mut self, pkt: &Packet, seq: u64) {
+        if self.cfg.flavor != TcpFlavor::Ns3 || !self.dctcp || !self.ecn_ok || pkt.ecn != Ecn::Ce {
+            return;
+        }
+        let len = u64::from(pkt.payload);
+        if self.ce_seq < seq && !(len > 0 && seq + len < self.rcv_nxt) {
+            self.ece_rcvd = false;
+            self.cwr_pending = false;
         }
     }
 

@@ -3774,26 +3774,173 @@ fn ns3_go_back_n_holds_a_short_segment_while_more_is_buffered_behind_it() {
     assert_eq!(data_sent(&out).first().map(|d| d.0), Some(tail));
 }
 
-#[test]
-fn ns3_nosack_dctcp_window_ends_behind_the_partial_acks_resend() {
-    // Without SACK, ns-3 3.37's partial ACK resends the head (`DoRetransmit`, which leaves
-    // `m_nextTxSequence` just past it) before DCTCP sees the ACK (`PktsAcked`): an observation
-    // window that a partial ACK closes ends at the resent head, so the next partial ACK closes
-    // another (alpha x 15/16 without ECE), where the highest sequence sent would leave it open.
+/// A like-for-like DCTCP client without SACK that has written 60 segments and seen the ACKs
+/// of segments 2 and 10, which close DCTCP's first observation window.
+fn ns3_nosack_dctcp_first_window_closed() -> (TcpEndpoint, TcpOutput) {
     let cfg = TcpConfig {
         sack: false,
         ..ns3_dctcp()
     };
     let (mut c, _s, mut out) = pair(cfg);
     c.send(50, 60 * MSS, &mut out);
-    // The first window: its ACKs close DCTCP's first observation window.
     c.on_packet(55, &client_ack(seg(2), None), &mut out);
     c.on_packet(56, &client_ack(seg(10), None), &mut out);
-    // Segments 10-13 are lost, later ones arrive: three duplicate ACKs, recovery, 10 resent.
+    (c, out)
+}
+
+/// [`ns3_nosack_dctcp_first_window_closed`], then segments 10-13 lost and later ones arrived:
+/// three duplicate ACKs, fast recovery, segment 10 resent.
+fn ns3_nosack_dctcp_in_recovery() -> (TcpEndpoint, TcpOutput) {
+    let (mut c, mut out) = ns3_nosack_dctcp_first_window_closed();
     for t in [60, 61, 62] {
         c.on_packet(t, &client_ack(seg(10), None), &mut out);
     }
     assert_eq!(c.stats().fast_recoveries, 1);
+    (c, out)
+}
+
+#[test]
+fn ns3_dctcp_ce_mark_on_an_ack_ends_the_senders_ece_state() {
+    // ns-3 3.37 keeps one ECN state per socket. DCTCP sends its ACKs ECN-capable, so a
+    // congested port marks them too, and a CE mark on an ACK (`ForwardUp`,
+    // `TcpDctcp::CeState0to1`) puts a sender in `ECN_ECE_RCVD` into `ECN_CE_RCVD`: DCTCP's
+    // `PktsAcked` then counts what the next ACKs acknowledge as unmarked, ECE or not, until an
+    // ACK with ECE advances SND.UNA (change 69). Two duplicate ACKs with ECE after an ECE
+    // that opened a reduction: unmarked they count as marked, marked CE they do not.
+    let run = |ce: bool| {
+        let (mut c, mut out) = ns3_nosack_dctcp_first_window_closed();
+        let closed = c.stats().dctcp_alpha;
+        let ece = |una| {
+            let mut a = client_ack(una, None);
+            a.flags |= Flags::ECE;
+            a.ecn = Ecn::Ect0;
+            a
+        };
+        c.on_packet(60, &ece(seg(12)), &mut out);
+        for t in [61, 62] {
+            let mut d = ece(seg(12));
+            if ce {
+                d.ecn = Ecn::Ce;
+            }
+            c.on_packet(t, &d, &mut out);
+        }
+        assert_eq!(c.stats().fast_recoveries, 0);
+        // An ACK of everything sent (with ECE, so marked in both runs) closes the window.
+        c.on_packet(70, &ece(seg(highest_seg(&out) + 1)), &mut out);
+        (closed, c.stats().dctcp_alpha)
+    };
+    let (closed, plain) = run(false);
+    assert_eq!(
+        plain,
+        closed * 15.0 / 16.0 + 1.0 / 16.0,
+        "every segment of the window counted marked"
+    );
+    let (closed_ce, marked) = run(true);
+    assert_eq!(closed_ce, closed);
+    assert!(
+        marked < plain,
+        "{marked} < {plain}: the two duplicate ACKs count unmarked"
+    );
+}
+
+#[test]
+fn ns3_ack_that_ends_cwr_is_taken_as_in_ca_open() {
+    // ns-3 3.37's `ReceivedAck` ends CA_CWR (an ACK past the recovery point) before
+    // `ProcessAck`, which then takes the ACK as in CA_OPEN, with `m_dupAckCount` as CA_CWR
+    // left it: one that SACKs new data is a duplicate (`DupAck`: CA_DISORDER, the count goes
+    // on), so cwnd does not grow on it, and later duplicates start no fast recovery, the
+    // count being past the threshold (`m_dupAckCount == m_retxThresh`; change 71).
+    let cfg = ns3_dctcp();
+    let (mut c, _s, mut out) = pair(cfg);
+    c.send(50, 400 * MSS, &mut out);
+    for i in 1..=10 {
+        c.on_packet(50 + i, &client_ack(seg(i), None), &mut out);
+    }
+    let ece = |una, sack| {
+        let mut a = client_ack(una, sack);
+        a.flags |= Flags::ECE;
+        a
+    };
+    // ECE: CA_CWR until SND.MAX now (segment `h`) is acknowledged.
+    let h = highest_seg(&out) + 1;
+    c.on_packet(70, &ece(seg(12), None), &mut out);
+    assert_eq!(c.stats().ecn_reductions, 1);
+    // Segment 12 lost; three duplicate ACKs SACK everything else up to `h`: its resend and
+    // new data go as the window allows.
+    for (t, r) in [(71, h - 2), (72, h - 1), (73, h)] {
+        c.on_packet(t, &ece(seg(12), Some((seg(13), seg(r)))), &mut out);
+    }
+    let sent = highest_seg(&out);
+    assert!(
+        sent >= h + 2,
+        "new data beyond the reduction's recovery point: {sent} < {}",
+        h + 2
+    );
+    // The ACK past the recovery point SACKs one more segment: CA_CWR ends, and it is a
+    // duplicate in CA_OPEN.
+    let cwnd = c.cwnd();
+    c.on_packet(80, &client_ack(seg(h + 1), Some((seg(h + 2), seg(h + 3)))), &mut out);
+    assert_eq!(c.cwnd(), cwnd, "no growth in CA_DISORDER");
+    // Two more duplicates: the count, 5 and 6, is past the threshold (no SACK says the
+    // segment after the head is lost).
+    c.on_packet(81, &client_ack(seg(h + 1), Some((seg(h + 2), seg(h + 4)))), &mut out);
+    c.on_packet(82, &client_ack(seg(h + 1), Some((seg(h + 2), seg(h + 5)))), &mut out);
+    assert_eq!(c.stats().fast_recoveries, 0);
+}
+
+#[test]
+fn ns3_acks_the_peers_fin_without_ece() {
+    // ns-3 3.37 answers the peer's in-sequence FIN with a plain ACK (`DoPeerClose`,
+    // `ProcessWait`: `SendEmptyPacket(ACK)`), whatever its ECN state would put on an ACK of
+    // data; here a DCTCP receiver just after a CE mark (change 70).
+    for flavor in [TcpFlavor::Ns3, TcpFlavor::Linux] {
+        let (mut s, mut out) = dctcp_receiver_at_ce_start(flavor);
+        out.clear();
+        let mut fin = marked(3 * 1448, 0);
+        fin.flags |= Flags::FIN;
+        s.on_packet(102, &fin, &mut out);
+        let ack = out
+            .packets
+            .iter()
+            .find(|p| p.ack == 1001 + 3 * 1448 + 1)
+            .expect("the FIN is ACKed");
+        assert_eq!(ack.has(Flags::ECE), flavor == TcpFlavor::Linux, "{flavor:?}");
+    }
+}
+
+#[test]
+fn ns3_dctcp_duplicate_ack_closes_the_window_a_resend_opened() {
+    // ns-3 3.37's `DoRetransmit` sets `m_nextTxSequence` to the start of the segment it
+    // resends and sends it without moving it on (libns3-internet 3.37: `SendDataPacket`'s size
+    // is not added back). A partial ACK that closes an observation window (`PktsAcked` comes
+    // after the resend) thus opens the next one at the resent head, and the duplicate ACK
+    // that follows, which `ProcessAck` hands to `PktsAcked` as one segment, closes it again:
+    // alpha x 15/16 without ECE. Ended just past the head (change 66), it stayed open.
+    let (mut c, mut out) = ns3_nosack_dctcp_in_recovery();
+    // Partial ACKs until one closes a window (see the test below: the fourth).
+    let mut i = 11;
+    loop {
+        let before = c.stats().dctcp_alpha;
+        c.on_packet(70 + i, &client_ack(seg(i), None), &mut out);
+        if c.stats().dctcp_alpha < before {
+            break;
+        }
+        i += 1;
+        assert!(i < 20, "no window closed");
+    }
+    let closed = c.stats().dctcp_alpha;
+    c.on_packet(90, &client_ack(seg(i), None), &mut out);
+    assert_eq!(c.stats().fast_recoveries, 1);
+    assert_eq!(c.stats().dctcp_alpha, closed * 15.0 / 16.0);
+}
+
+#[test]
+fn ns3_nosack_dctcp_window_ends_behind_the_partial_acks_resend() {
+    // Without SACK, ns-3 3.37's partial ACK resends the head (`DoRetransmit`, which leaves
+    // `m_nextTxSequence` at it) before DCTCP sees the ACK (`PktsAcked`): an observation
+    // window that a partial ACK closes ends at the resent head, so the next partial ACK closes
+    // another (alpha x 15/16 without ECE), where the highest sequence sent would leave it open.
+    let (mut c, mut out) = ns3_nosack_dctcp_in_recovery();
     // Partial ACKs, one resend each (all within the recovery).
     let mut alphas = vec![c.stats().dctcp_alpha];
     for i in 11..20 {
