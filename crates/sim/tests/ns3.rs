@@ -18,16 +18,21 @@ fn ns3_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/ns3")
 }
 
-/// Builds the ns-3 programs (`bench/ns3/build.sh`); false (the test skips) without g++ or
-/// Debian's libns3-dev, unless `TANDEM_REQUIRE_SYSTEM=1`.
+/// Builds the ns-3 programs (`bench/ns3/build.sh`) once per test process, whichever test
+/// asks first (the others wait: a build while another test runs the program fails with
+/// "text file busy"); false (the test skips, each with its own line) without g++ or Debian's
+/// libns3-dev, unless `TANDEM_REQUIRE_SYSTEM=1`.
 fn ns3_built() -> bool {
     if !require("g++", "g++") || !require_file("/usr/include/ns3/core-module.h", "ns-3 3.37 headers", "libns3-dev") {
         return false;
     }
-    let st = Command::new(ns3_dir().join("build.sh"))
-        .status()
-        .expect("run bench/ns3/build.sh");
-    assert!(st.success(), "bench/ns3/build.sh failed");
+    static BUILT: std::sync::OnceLock<()> = std::sync::OnceLock::new();
+    BUILT.get_or_init(|| {
+        let st = Command::new(ns3_dir().join("build.sh"))
+            .status()
+            .expect("run bench/ns3/build.sh");
+        assert!(st.success(), "bench/ns3/build.sh failed");
+    });
     true
 }
 
