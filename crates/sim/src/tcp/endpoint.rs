@@ -1840,6 +1840,15 @@ impl TcpEndpoint {
     /// `TcpTxBuffer::BytesInFlight` does: after a lost retransmission, those hold the window
     /// shut until the timeout.
     fn compute_pipe(&mut self) {
+        if self.cfg.flavor == TcpFlavor::Ns3 && !self.in_loss {
+            // (Outside CA_LOSS this happens only where ECE ended it early, CA_LOSS ->
+            // CA_CWR; within it the timeout's go-back-N counts its own flight.)
+            let mark = self.ns3_rto_mark.min(self.snd_max);
+            if mark > self.lost_boundary.max(self.snd_una) {
+                self.pipe = self.ns3_pipe_below_timeout_mark(mark) + self.rxt_sacked.bytes();
+                return;
+            }
+        }
         let h = self.high_rxt.max(self.snd_una);
         let sacked = self.scoreboard.bytes();
         let sa_h = sacked.saturating_sub(self.sacked_below_rxt);
@@ -1855,6 +1864,23 @@ impl TcpEndpoint {
         };
         if self.cfg.flavor == TcpFlavor::Ns3 {
             self.pipe += self.rxt_sacked.bytes();
+        }
+    }
+
+    /// [`TcpFlavor::Ns3`]'s pipe while unSACKed segments sent before the last timeout are
+    /// outstanding (`mark`, that timeout's SND.MAX, above the SACK rule's lost boundary): the
+    /// timeout marked every unSACKed segment lost (`SetSentListLost`), and a mark stays until
+    /// the segment is SACKed or acknowledged, also once an ECN reduction has ended the
+    /// timeout's CA_LOSS. Such a segment counts as out only once resent (lost and
+    /// retransmitted), one resent above the mark twice (retransmitted, not lost).
+    fn ns3_pipe_below_timeout_mark(&self, mark: u64) -> u64 {
+        let h = self.high_rxt.max(self.snd_una);
+        let unsacked_in = |a: u64, b: u64| (b - a).saturating_sub(self.sacked_below(b) - self.sacked_below(a));
+        let unsacked = (self.snd_max - self.snd_una).saturating_sub(self.scoreboard.bytes());
+        if mark > h {
+            unsacked.saturating_sub(unsacked_in(h, mark))
+        } else {
+            unsacked + unsacked_in(mark, h)
         }
     }
 

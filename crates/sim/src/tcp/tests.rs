@@ -1888,6 +1888,38 @@ fn ns3_ece_counts_only_on_advancing_acks_and_cuts_again_after_a_timeout() {
 }
 
 #[test]
+fn ns3_timeouts_lost_marks_outlast_an_ece_that_ends_ca_loss() {
+    // ns-3 3.37's timeout marks every unSACKed segment lost (`SetSentListLost`), and a mark
+    // stays until the segment is SACKed or acknowledged, also when an ACK with ECE ends
+    // CA_LOSS early for CA_CWR. Such a segment is out once when resent, so the pipe leaves
+    // room for new data beside it (change 72: ours counted the resend twice, as a resend
+    // the SACK rule had not found lost). Four segments out, a timeout resends the first; its
+    // ACK carries ECE and SACKs the last two.
+    let cfg = TcpConfig {
+        flavor: TcpFlavor::Ns3,
+        ecn: true,
+        init_cwnd: 4,
+        ..TcpConfig::default()
+    };
+    let (mut c, _s, mut out) = pair(cfg);
+    c.send(50, 100 * MSS, &mut out);
+    let full = MSS as u32;
+    assert_eq!(data_sent(&out).len(), 4);
+    let t = c.next_timer().unwrap();
+    out.clear();
+    c.on_timer(t, &mut out);
+    assert_eq!(data_sent(&out), [(0, full)]);
+    out.clear();
+    let mut a = client_ack(seg(1), Some((seg(2), seg(4))));
+    a.flags |= Flags::ECE;
+    c.on_packet(t + MS, &a, &mut out);
+    assert_eq!(c.stats().ecn_reductions, 1);
+    assert_eq!(c.cwnd(), 2 * MSS);
+    // Segment 1 (lost since the timeout) again, and new data: the pipe holds one segment.
+    assert_eq!(data_sent(&out), [(1448, full), (4 * 1448, full)]);
+}
+
+#[test]
 fn ns3_repairs_losses_found_during_an_ecn_reduction_without_fast_recovery() {
     // ns-3 3.37 never enters fast recovery from CA_CWR (`DupAck`); the segments its SACK
     // scoreboard marks lost go out again as pipe allows, cwnd stays where ECE put it. Traced
