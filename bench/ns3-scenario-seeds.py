@@ -8,9 +8,14 @@ mean, then the means over the seeds.
 
     bench/ns3/build.sh && cargo build --release -p tandem-cli
     python3 bench/ns3-scenario-seeds.py scenarios/validation/variants/dctcp-32-jitter.toml 1..8
+    python3 bench/ns3-scenario-seeds.py scenarios/validation/variants/fat-tree-k4.toml 1..8 \
+        --name fat-tree-k4-dctcp --set tcp.cc=dctcp --set switch.queue.limit_packets=15 \
+        --set 'switch.queue.marking={kind="threshold",k_packets=10}'
 
-Outputs stay in bench/out/scenario-seeds/NAME/seed-N/.
+`--set K=V` (repeatable) overrides a key in both tools, as `tandem sim run --set` does; give
+such a run its own `--name`. Outputs stay in bench/out/scenario-seeds/NAME/seed-N/.
 """
+import argparse
 import csv
 import json
 import os
@@ -18,13 +23,22 @@ import statistics
 import subprocess
 import sys
 
-if len(sys.argv) != 3 or ".." not in sys.argv[2]:
-    sys.exit("usage: bench/ns3-scenario-seeds.py SCENARIO FIRST..LAST")
-scenario, seeds = sys.argv[1], sys.argv[2]
-first, last = (int(x) for x in seeds.split(".."))
+ap = argparse.ArgumentParser(usage="bench/ns3-scenario-seeds.py SCENARIO FIRST..LAST [--set K=V ...] [--name NAME]")
+ap.add_argument("scenario")
+ap.add_argument("seeds")
+ap.add_argument("--set", action="append", default=[], metavar="K=V")
+ap.add_argument("--name", help="output folder's name (default: the scenario file's; required with --set)")
+a = ap.parse_args()
+if ".." not in a.seeds:
+    ap.error("seeds are FIRST..LAST")
+if a.set and not a.name:
+    ap.error("--set needs --name, so that runs with other settings keep their own outputs")
+scenario = a.scenario
+first, last = (int(x) for x in a.seeds.split(".."))
+sets = [x for s in a.set for x in ("--set", s)]
 tandem = os.path.join(os.environ.get("CARGO_TARGET_DIR", "target"), "release", "tandem")
 ns3 = "bench/ns3/build/scenario"
-name = os.path.splitext(os.path.basename(scenario))[0]
+name = a.name or os.path.splitext(os.path.basename(scenario))[0]
 
 
 def jain(x):
@@ -60,11 +74,11 @@ for seed in range(first, last + 1):
     d = f"bench/out/scenario-seeds/{name}/seed-{seed}"
     os.makedirs(d, exist_ok=True)
     spec = os.path.join(d, "spec")
-    subprocess.run([tandem, "sim", "export-ns3", scenario, "--seed", str(seed), "--out", spec], check=True,
+    subprocess.run([tandem, "sim", "export-ns3", scenario, "--seed", str(seed), "--out", spec] + sets, check=True,
                    stdout=subprocess.DEVNULL)
     with open(os.path.join(d, "ns3.json"), "w") as f:
         subprocess.run([ns3, spec], check=True, stdout=f)
-    subprocess.run([tandem, "sim", "run", scenario, "--seed", str(seed), "--out", os.path.join(d, "tandem"), "-q"],
+    subprocess.run([tandem, "sim", "run", scenario, "--seed", str(seed), "--out", os.path.join(d, "tandem"), "-q"] + sets,
                    check=True, stdout=subprocess.DEVNULL)
     rows.append((seed, ns3_side(os.path.join(d, "ns3.json")), tandem_side(os.path.join(d, "tandem"))))
     print(f"seed {seed} done", file=sys.stderr)

@@ -2898,7 +2898,7 @@ impl TcpEndpoint {
 
     fn process_data(&mut self, now: Time, pkt: &Packet, seq: u64, out: &mut TcpOutput) {
         let len = u64::from(pkt.payload);
-        if self.cfg.flavor == TcpFlavor::Ns3 && len > 0 && seq + len < self.rcv_nxt {
+        if self.cfg.flavor == TcpFlavor::Ns3 && self.ns3_wholly_below_rcv_nxt(pkt, seq) {
             // ns-3 3.37's `IsValidTcpSegment`: data wholly below RCV.NXT is answered at once
             // with a plain ACK (`SendEmptyPacket(ACK)`: no ECE, whatever the receiver's ECN
             // state) and dropped before its ECN codepoint (a DCTCP CE-state change, say) or
@@ -2925,7 +2925,7 @@ impl TcpEndpoint {
                 // ns-3 takes the CE event in `ForwardUp`, before the segment's own processing,
                 // for every ECN-capable segment: a pure ACK (the handshake's, say) counts too.
                 if pkt.ecn != Ecn::NotEct {
-                    self.ns3_dctcp_ce_event(now, ce, seq, out);
+                    self.ns3_dctcp_ce_event(now, pkt, seq, out);
                 }
             } else if self.dctcp {
                 if len > 0 && ce != self.ce_state {
@@ -2942,7 +2942,7 @@ impl TcpEndpoint {
                 // mark only above the last that counted (`m_ecnCESeq`), and a CWR stops the
                 // echo only when every CE mark has been echoed (not in `ECN_CE_RCVD`).
                 let ns3 = self.cfg.flavor == TcpFlavor::Ns3;
-                let ce = ce && (!ns3 || self.ce_seq < seq);
+                let ce = if ns3 { self.ns3_ce_counts(pkt, seq) } else { ce };
                 if pkt.has(Flags::CWR) && !self.ce_unechoed {
                     self.ece_pending = false;
                 }
@@ -3064,11 +3064,22 @@ impl TcpEndpoint {
         if self.cfg.flavor != TcpFlavor::Ns3 || !self.dctcp || !self.ecn_ok || pkt.ecn != Ecn::Ce {
             return;
         }
-        let len = u64::from(pkt.payload);
-        if self.ce_seq < seq && !(len > 0 && seq + len < self.rcv_nxt) {
+        if self.ns3_ce_counts(pkt, seq) && !self.ns3_wholly_below_rcv_nxt(pkt, seq) {
             self.ece_rcvd = false;
             self.cwr_pending = false;
         }
+    }
+
+    /// ns-3 3.37's rule for a CE mark that counts (`ForwardUp`): one on a segment above the
+    /// last that counted (`m_ecnCESeq`); a mark on a resent or reordered segment does not.
+    fn ns3_ce_counts(&self, pkt: &Packet, seq: u64) -> bool {
+        pkt.ecn == Ecn::Ce && self.ce_seq < seq
+    }
+
+    /// Data wholly below RCV.NXT, which ns-3 3.37 (`IsValidTcpSegment`) answers with a plain
+    /// ACK and drops before its ECN codepoint or flags are looked at.
+    fn ns3_wholly_below_rcv_nxt(&self, pkt: &Packet, seq: u64) -> bool {
+        pkt.payload > 0 && seq + u64::from(pkt.payload) < self.rcv_nxt
     }
 
     /// [`TcpFlavor::Ns3`]'s DCTCP receiver on an ECN-capable segment (data or not), before it
@@ -3079,8 +3090,8 @@ impl TcpEndpoint {
     /// before the previous ECN-capable segment, so it leaves that segment unacknowledged
     /// (RFC 8257 §3.2 and Linux acknowledge up to the current segment); this segment itself is
     /// then ACKed by the ordinary delayed-ACK rule.
-    fn ns3_dctcp_ce_event(&mut self, now: Time, ce: bool, seq: u64, out: &mut TcpOutput) {
-        let ce = ce && self.ce_seq < seq;
+    fn ns3_dctcp_ce_event(&mut self, now: Time, pkt: &Packet, seq: u64, out: &mut TcpOutput) {
+        let ce = self.ns3_ce_counts(pkt, seq);
         if ce {
             self.ce_seq = seq;
         }
