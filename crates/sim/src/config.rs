@@ -15,6 +15,9 @@ pub enum CcAlgo {
         /// EWMA gain for alpha (RFC 8257 suggests 1/16).
         g: f64,
     },
+    /// CUBIC (RFC 9438): ns-3 3.37's `TcpCubic` in the ns-3 flavour, Linux's `tcp_cubic` in
+    /// the Linux flavour, each with its defaults ([`crate::tcp::Cubic`]).
+    Cubic,
 }
 
 /// How the receiver acknowledges.

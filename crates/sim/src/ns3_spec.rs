@@ -93,6 +93,7 @@ pub fn export(sc: &Scenario) -> Result<String, SpecError> {
     let (cc, g) = match t.cc {
         CcAlgo::NewReno => ("newreno", 0.0625),
         CcAlgo::Dctcp { g } => ("dctcp", g),
+        CcAlgo::Cubic => ("cubic", 0.0625),
     };
     if t.flavor != TcpFlavor::Ns3 {
         return Err(SpecError(

@@ -424,6 +424,7 @@ struct RawDynamicBuffer {
 enum RawCc {
     Newreno,
     Dctcp,
+    Cubic,
 }
 
 #[derive(Deserialize, Clone, Copy)]
@@ -1354,13 +1355,12 @@ fn build_switch(ctx: &Ctx, s: RawSwitch) -> Result<SwitchConfig, ScenarioError> 
 fn build_tcp(ctx: &Ctx, t: RawTcp) -> Result<TcpConfig, ScenarioError> {
     let at = [Seg::Key("tcp".into())];
     let d = TcpConfig::default();
-    let cc = match t.cc.unwrap_or(RawCc::Newreno) {
-        RawCc::Newreno => {
-            if t.dctcp_g.is_some() {
-                return Err(ctx.err(&key(&at, "dctcp_g"), "needs cc = \"dctcp\""));
-            }
-            CcAlgo::NewReno
-        }
+    let cc = t.cc.unwrap_or(RawCc::Newreno);
+    if t.dctcp_g.is_some() && !matches!(cc, RawCc::Dctcp) {
+        return Err(ctx.err(&key(&at, "dctcp_g"), "needs cc = \"dctcp\""));
+    }
+    let cc = match cc {
+        RawCc::Newreno => CcAlgo::NewReno,
         RawCc::Dctcp => {
             let g = t.dctcp_g.unwrap_or(1.0 / 16.0);
             if !(g > 0.0 && g <= 1.0) {
@@ -1368,6 +1368,7 @@ fn build_tcp(ctx: &Ctx, t: RawTcp) -> Result<TcpConfig, ScenarioError> {
             }
             CcAlgo::Dctcp { g }
         }
+        RawCc::Cubic => CcAlgo::Cubic,
     };
     let mss = t.mss.map(|m| m.0).unwrap_or(u64::from(d.mss));
     if !(64..=9000).contains(&mss) {

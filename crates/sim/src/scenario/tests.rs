@@ -149,8 +149,8 @@ fn errors_name_file_line_and_key() {
         ),
         (
             "cc = \"dctcp\"",
-            "cc = \"cubic\"",
-            "t.toml:18: tcp.cc: unknown variant `cubic`",
+            "cc = \"vegas\"",
+            "t.toml:18: tcp.cc: unknown variant `vegas`",
         ),
         (
             "pcap = [\"switch0:0\"]",

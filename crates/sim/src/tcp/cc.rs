@@ -2,9 +2,10 @@
 //! mechanism half (loss detection, fast recovery, the RTO) lives in the endpoint, which calls
 //! these hooks and sets cwnd directly where RFC 5681/6582/6675 prescribe it.
 //!
-//! Windows are in bytes. A new algorithm (CUBIC, say) implements [`CongestionControl`] and is
-//! chosen in [`new_congestion_control`].
+//! Windows are in bytes. An algorithm implements [`CongestionControl`] and is chosen in
+//! [`new_congestion_control`]; CUBIC is in its own module.
 
+use super::cubic::Cubic;
 use crate::config::{CcAlgo, TcpConfig, TcpFlavor};
 use crate::time::Time;
 use std::fmt;
@@ -38,6 +39,11 @@ pub struct AckInfo {
     /// The ACK advanced SND.UNA (`acked` may still be 0: ns-3 counts whole segments, and the
     /// ACK that ends a timeout's loss state counts only those above the recovery point).
     pub advanced: bool,
+    /// The smoothed RTT after this ACK's sample (0 before the first): what ns-3 3.37 hands
+    /// its congestion control as the RTT (`m_lastRtt`).
+    pub srtt: Time,
+    /// The RTT sample this ACK gave, if any (Linux's `ack_sample.rtt_us`).
+    pub rtt_sample: Option<Time>,
 }
 
 /// A congestion control algorithm. All windows are bytes.
@@ -62,6 +68,11 @@ pub trait CongestionControl: fmt::Debug + Send {
     /// Retransmission timeout: ssthresh from the flight size (only on the first of consecutive
     /// timeouts, `first`), cwnd to the loss window of one segment (RFC 5681 §3.1).
     fn on_rto(&mut self, now: Time, flight: u64, first: bool);
+    /// The sender entered the loss state on a retransmission timeout (after
+    /// [`CongestionControl::on_rto`]; every timeout, not only the first), with `snd_max` the
+    /// highest sequence number sent: ns-3's `CongestionStateSet(CA_LOSS)`, Linux's
+    /// `set_state(TCP_CA_Loss)`.
+    fn on_loss_state(&mut self, _now: Time, _snd_max: u64) {}
     /// DCTCP's congestion estimate, for algorithms that keep one.
     fn alpha(&self) -> Option<f64> {
         None
@@ -89,6 +100,10 @@ pub fn new_congestion_control(cfg: &TcpConfig, mss: u64, init_cwnd: u64) -> Box<
             }
             Box::new(d)
         }
+        CcAlgo::Cubic => match cfg.flavor {
+            TcpFlavor::Ns3 => Box::new(Cubic::ns3(mss, init_cwnd)),
+            TcpFlavor::Linux => Box::new(Cubic::linux(mss, init_cwnd)),
+        },
     }
 }
 

@@ -854,7 +854,7 @@ impl TcpEndpoint {
         self.snd_wl1 = 0;
         self.snd_wl2 = 1;
         self.rcv_adv = self.rcv_nxt + u64::from(self.rcv_window());
-        self.rtt_on_ack(now, pkt, 1, 0);
+        let _ = self.rtt_on_ack(now, pkt, 1, 0);
         self.establish(now, out);
         // The handshake's ACK goes out on its own ahead of any data, as Linux
         // (`tcp_rcv_synsent_state_process` -> `tcp_send_ack`) and ns-3 (`ProcessSynSent`) do;
@@ -907,7 +907,7 @@ impl TcpEndpoint {
         self.max_snd_wnd = self.snd_wnd;
         self.snd_wl1 = unwrap_seq(self.rcv_nxt, self.irs, pkt.seq);
         self.snd_wl2 = 1;
-        self.rtt_on_ack(now, pkt, 1, 0);
+        let _ = self.rtt_on_ack(now, pkt, 1, 0);
         self.establish(now, out);
         self.on_packet_open(now, pkt, out);
     }
@@ -1033,11 +1033,12 @@ impl TcpEndpoint {
         let acked = ack - prior_una;
         let prior_nxt = self.snd_nxt;
         let mut restart_timer = acked > 0;
+        let mut rtt_sample = None;
         if acked > 0 {
             self.snd_una = ack;
             self.snd_nxt = self.snd_nxt.max(ack);
             let whole_items = self.sack_trim(ack);
-            self.rtt_on_ack(now, pkt, ack, prior_una);
+            rtt_sample = self.rtt_on_ack(now, pkt, ack, prior_una);
             self.backoff = 0;
             self.consecutive_timeouts = 0;
             if self.reno() {
@@ -1336,6 +1337,8 @@ impl TcpEndpoint {
             uncounted: 0,
             unreported: false,
             advanced: acked > 0,
+            srtt: self.srtt.unwrap_or(0),
+            rtt_sample,
         };
         // After CA_CWR ended, ns-3 is in CA_OPEN with the count carried over: in CA_DISORDER
         // only if this ACK is a duplicate itself.
@@ -1482,7 +1485,7 @@ impl TcpEndpoint {
             if e > s {
                 self.emit_range(now, s, e, out);
                 self.high_rxt = e;
-                self.pipe += e - s;
+                self.pipe += self.pipe_bytes(s, e);
                 self.rxt_sent.push_back((s, e, self.snd_max));
             }
         } else if self.cfg.flavor == TcpFlavor::Ns3 {
@@ -1537,6 +1540,7 @@ impl TcpEndpoint {
         self.stats.data_timeouts += 1;
         let flight = self.snd_max - self.snd_una;
         self.cc.on_rto(now, flight, first);
+        self.cc.on_loss_state(now, self.snd_max);
         // RFC 6582 §3.2 step 1 / RFC 6675 §5.1: remember the recovery point, end any
         // recovery, go back N. SACK information is kept (RFC 6675 erratum 1610; ns-3 and
         // Linux keep it too, our receivers never renege), so going back N skips what the
@@ -1864,7 +1868,22 @@ impl TcpEndpoint {
         };
         if self.cfg.flavor == TcpFlavor::Ns3 {
             self.pipe += self.rxt_sacked.bytes();
+            self.pipe = self.pipe.saturating_sub(self.ns3_fin_in_pipe());
         }
+    }
+
+    /// [`TcpFlavor::Ns3`]: 1 while the pipe counts the FIN's sequence number (sent, neither
+    /// acknowledged nor SACKed, not taken as lost unless resent). ns-3 3.37's `BytesInFlight`
+    /// sums its sent items' payloads, and the FIN is no item's byte: the segment that carries
+    /// it counts its data only.
+    fn ns3_fin_in_pipe(&self) -> u64 {
+        let de = self.data_end();
+        let counted = self.cfg.flavor == TcpFlavor::Ns3
+            && self.snd_max > de
+            && self.snd_una <= de
+            && self.scoreboard.containing(de).is_none()
+            && (de >= self.lost_boundary || self.high_rxt > de);
+        u64::from(counted)
     }
 
     /// [`TcpFlavor::Ns3`]'s pipe while unSACKed segments sent before the last timeout are
@@ -2386,10 +2405,19 @@ impl TcpEndpoint {
         }
     }
 
-    /// ns-3's `BytesInFlight` without SACK: outstanding bytes less the guessed-arrived
-    /// segments and a lost head not yet resent.
+    /// The bytes of [s, e) that a pipe counts: all of them, but in [`TcpFlavor::Ns3`] not the
+    /// FIN (`ns3_fin_in_pipe`).
+    fn pipe_bytes(&self, s: u64, e: u64) -> u64 {
+        match self.cfg.flavor {
+            TcpFlavor::Ns3 => e.min(self.data_end().max(s)) - s,
+            TcpFlavor::Linux => e - s,
+        }
+    }
+
+    /// ns-3's `BytesInFlight` without SACK: outstanding bytes (the FIN not counted) less the
+    /// guessed-arrived segments and a lost head not yet resent.
     fn reno_pipe(&self) -> u64 {
-        let out = self.snd_max - self.snd_una;
+        let out = self.pipe_bytes(self.snd_una, self.snd_max);
         let (head, sacked) = match self.reno_item_bytes(u64::from(self.reno_sacked)) {
             Some((head, sacked)) => (head.min(out), sacked.min(out - head.min(out))),
             None => {
@@ -2597,7 +2625,9 @@ impl TcpEndpoint {
         if self.cfg.flavor == TcpFlavor::Ns3 {
             // ns-3's `BytesInFlight` counts a resent item once more only the first time
             // (`m_retransOut` grows when `m_retrans` is set): bytes below HighRxt were resent
-            // already (a partial ACK's `DoRetransmit` resending the head again).
+            // already (a partial ACK's `DoRetransmit` resending the head again); and it
+            // counts no FIN (`ns3_fin_in_pipe`).
+            let e = e.min(self.data_end().max(s));
             added = e - s.max(self.high_rxt.max(self.snd_una)).min(e);
         }
         match kind {
@@ -3125,7 +3155,8 @@ impl TcpEndpoint {
     /// RTT measurement on an ACK that acknowledged new data up to `ack`: from the timestamp
     /// echo when timestamps are in use (RFC 7323 §4), otherwise (or when the echo is empty)
     /// from the one timed segment if it was never retransmitted (Karn).
-    fn rtt_on_ack(&mut self, now: Time, pkt: &Packet, ack: u64, prior_una: u64) {
+    /// Returns the sample taken, if any.
+    fn rtt_on_ack(&mut self, now: Time, pkt: &Packet, ack: u64, prior_una: u64) -> Option<Time> {
         let mut sample = None;
         let ns3_karn = self.cfg.flavor == TcpFlavor::Ns3 && self.ns3_history_retx(prior_una, ack);
         // Linux takes a TSecr of 0 for none (`tcp_ack_update_rtt`); ns-3 reads the echo of any
@@ -3170,6 +3201,7 @@ impl TcpEndpoint {
         if let Some(r) = sample {
             self.rtt_sample(r);
         }
+        sample
     }
 
     /// [`TcpFlavor::Ns3`] without timestamps: RTT samples come from ns-3's history

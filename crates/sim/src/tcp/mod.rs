@@ -27,7 +27,9 @@
 //! * cumulative and delayed ACKs (RFC 5681 §4.2), immediate ACKs for out-of-order and
 //!   gap-filling data, a receive window of `rcv_buf` less the out-of-order bytes held (the
 //!   whole `rcv_buf` in the ns-3 flavour, as ns-3 3.37), and zero-window probing;
-//! * ECN (RFC 3168) and DCTCP (RFC 8257), congestion control behind [`CongestionControl`].
+//! * ECN (RFC 3168) and DCTCP (RFC 8257), congestion control behind [`CongestionControl`]:
+//!   NewReno, DCTCP and CUBIC (RFC 9438; [`Cubic`]: ns-3 3.37's `TcpCubic` in the ns-3
+//!   flavour, Linux's `tcp_cubic` otherwise).
 //!
 //! The SYN options travel in the [`Packet`]'s otherwise unused first SACK slot, see
 //! [`SynOptions`].
@@ -70,6 +72,7 @@
 //!   PAWS, keep-alive, urgent data, simultaneous open or RFC 5961 challenge ACKs.
 
 mod cc;
+mod cubic;
 mod endpoint;
 mod intervals;
 mod items;
@@ -78,6 +81,7 @@ mod seq;
 mod tests;
 
 pub use cc::{new_congestion_control, AckInfo, CongestionControl, Dctcp, NewReno};
+pub use cubic::Cubic;
 pub use endpoint::{TcpEndpoint, CLOCK_GRANULARITY};
 
 use crate::config::TcpFlavor;

@@ -1920,6 +1920,34 @@ fn ns3_timeouts_lost_marks_outlast_an_ece_that_ends_ca_loss() {
 }
 
 #[test]
+fn ns3_pipe_counts_no_fin() {
+    // ns-3 3.37's `BytesInFlight` sums its sent items' payloads, and the FIN is no item's
+    // byte: the segment that carries it counts its data only (change 73; ours counted the
+    // FIN's sequence number, so a window full to the byte held back a segment ns-3 sent).
+    // Six segments, the FIN on the last; the first is lost and the next four are SACKed one
+    // ACK at a time: recovery with cwnd 3 segments, the first resent. Then the first (resent)
+    // and the last are out, two segments: room for one, which NextSeg rule 3 gives the last.
+    let cfg = TcpConfig {
+        flavor: TcpFlavor::Ns3,
+        init_cwnd: 6,
+        ..TcpConfig::default()
+    };
+    let (mut c, _s, mut out) = pair(cfg);
+    c.send(50, 6 * MSS, &mut out);
+    c.close(50, &mut out);
+    assert_eq!(data_sent(&out).len(), 6);
+    assert!(out.packets.last().unwrap().has(Flags::FIN));
+    for i in 2..=4 {
+        c.on_packet(60 + i, &client_ack(seg(0), Some((seg(1), seg(i)))), &mut out);
+    }
+    assert_eq!(c.stats().fast_recoveries, 1);
+    assert_eq!(c.cwnd(), 3 * MSS);
+    out.clear();
+    c.on_packet(70, &client_ack(seg(0), Some((seg(1), seg(5)))), &mut out);
+    assert_eq!(data_sent(&out), [(5 * 1448, 1448)]);
+}
+
+#[test]
 fn ns3_repairs_losses_found_during_an_ecn_reduction_without_fast_recovery() {
     // ns-3 3.37 never enters fast recovery from CA_CWR (`DupAck`); the segments its SACK
     // scoreboard marks lost go out again as pipe allows, cwnd stays where ECE put it. Traced
