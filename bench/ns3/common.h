@@ -292,6 +292,10 @@ struct TcpOptions
     uint32_t dataRetries = 15;    // ns-3: TcpSocket::DataRetries (ns-3 default 6, Linux 15)
     double dctcpG = 0.0625;       // DCTCP EWMA gain g (ns-3 TcpDctcp::DctcpShiftG)
     double dctcpAlphaInit = 1.0;  // DCTCP initial alpha (ns-3 and Linux default 1.0)
+    double cubicBeta = 0.7;       // ns-3 TcpCubic::Beta (its default)
+    double cubicC = 0.4;          // ns-3 TcpCubic::C (its default)
+    bool cubicHystart = true;     // ns-3 TcpCubic::HyStart (its default)
+    bool cubicFastConvergence = true; // ns-3 TcpCubic::FastConvergence (its default)
     bool ecn = false;             // ECN for non-DCTCP senders (scenario.cc's `tcp ecn 1`; no
                                   // command-line option: the fixed programs never set it)
 
@@ -427,6 +431,10 @@ struct TcpOptions
         Config::SetDefault("ns3::TcpDctcp::DctcpShiftG", DoubleValue(dctcpG));
         Config::SetDefault("ns3::TcpDctcp::DctcpAlphaOnInit", DoubleValue(dctcpAlphaInit));
         Config::SetDefault("ns3::TcpDctcp::UseEct0", BooleanValue(true));
+        Config::SetDefault("ns3::TcpCubic::Beta", DoubleValue(cubicBeta));
+        Config::SetDefault("ns3::TcpCubic::C", DoubleValue(cubicC));
+        Config::SetDefault("ns3::TcpCubic::HyStart", BooleanValue(cubicHystart));
+        Config::SetDefault("ns3::TcpCubic::FastConvergence", BooleanValue(cubicFastConvergence));
     }
 
     Json ToJson() const
@@ -457,6 +465,13 @@ struct TcpOptions
         if (cc == "dctcp")
         {
             j.Num("dctcp_g", dctcpG).Num("dctcp_alpha_init", dctcpAlphaInit);
+        }
+        if (cc == "cubic")
+        {
+            j.Num("cubic_beta", cubicBeta)
+                .Num("cubic_c", cubicC)
+                .Bool("cubic_hystart", cubicHystart)
+                .Bool("cubic_fast_convergence", cubicFastConvergence);
         }
         return j;
     }

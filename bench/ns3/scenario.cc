@@ -785,6 +785,30 @@ class SpecParser
         {
             t.ecn = Bool01(v, "ecn");
         }
+        else if (key == "cubic_beta")
+        {
+            t.cubicBeta = Double(v, "cubic_beta");
+            if (t.cubicBeta <= 0 || t.cubicBeta >= 1)
+            {
+                Err("cubic_beta must be in (0, 1)");
+            }
+        }
+        else if (key == "cubic_c")
+        {
+            t.cubicC = Double(v, "cubic_c");
+            if (t.cubicC <= 0)
+            {
+                Err("cubic_c must be positive");
+            }
+        }
+        else if (key == "cubic_hystart")
+        {
+            t.cubicHystart = Bool01(v, "cubic_hystart");
+        }
+        else if (key == "cubic_fast_convergence")
+        {
+            t.cubicFastConvergence = Bool01(v, "cubic_fast_convergence");
+        }
         else
         {
             Err("unknown tcp key '" + key + "'");

@@ -16,8 +16,33 @@ pub enum CcAlgo {
         g: f64,
     },
     /// CUBIC (RFC 9438): ns-3 3.37's `TcpCubic` in the ns-3 flavour, Linux's `tcp_cubic` in
-    /// the Linux flavour, each with its defaults ([`crate::tcp::Cubic`]).
-    Cubic,
+    /// the Linux flavour ([`crate::tcp::Cubic`]).
+    Cubic(CubicParams),
+}
+
+/// CUBIC's settings; the defaults are ns-3 3.37's and Linux's (Linux keeps beta in 1024ths
+/// and C in 1024ths too: 717/1024 and 410/1024, which these round to).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CubicParams {
+    /// Multiplicative decrease factor (the window after a loss, relative), in (0, 1).
+    pub beta: f64,
+    /// The cubic's scaling constant C, in segments per second cubed.
+    pub c: f64,
+    /// HyStart (leave slow start on an ACK train or a delay increase).
+    pub hystart: bool,
+    /// Fast convergence (W_max lowered when a loss comes below the last one).
+    pub fast_convergence: bool,
+}
+
+impl Default for CubicParams {
+    fn default() -> CubicParams {
+        CubicParams {
+            beta: 0.7,
+            c: 0.4,
+            hystart: true,
+            fast_convergence: true,
+        }
+    }
 }
 
 /// How the receiver acknowledges.

@@ -93,7 +93,7 @@ pub fn export(sc: &Scenario) -> Result<String, SpecError> {
     let (cc, g) = match t.cc {
         CcAlgo::NewReno => ("newreno", 0.0625),
         CcAlgo::Dctcp { g } => ("dctcp", g),
-        CcAlgo::Cubic => ("cubic", 0.0625),
+        CcAlgo::Cubic(_) => ("cubic", 0.0625),
     };
     if t.flavor != TcpFlavor::Ns3 {
         return Err(SpecError(
@@ -123,6 +123,13 @@ pub fn export(sc: &Scenario) -> Result<String, SpecError> {
         ("ecn", u8::from(t.ecn).to_string()),
     ] {
         let _ = writeln!(s, "tcp {k} {v}");
+    }
+    if let CcAlgo::Cubic(p) = t.cc {
+        // ns-3's `TcpCubic` attributes `Beta`, `C`, `HyStart` and `FastConvergence`.
+        let _ = writeln!(s, "tcp cubic_beta {}", p.beta);
+        let _ = writeln!(s, "tcp cubic_c {}", p.c);
+        let _ = writeln!(s, "tcp cubic_hystart {}", u8::from(p.hystart));
+        let _ = writeln!(s, "tcp cubic_fast_convergence {}", u8::from(p.fast_convergence));
     }
 
     if sc.switch.buffer != BufferConfig::Dedicated

@@ -18,8 +18,8 @@
 //! entry ([`workload_seed`]), so adding an entry does not change the flows of the others.
 
 use crate::config::{
-    BufferConfig, CcAlgo, DelayedAck, Ecmp, Forwarding, LinkConfig, Marking, QueueConfig, SwitchConfig, TcpConfig,
-    TcpFlavor,
+    BufferConfig, CcAlgo, CubicParams, DelayedAck, Ecmp, Forwarding, LinkConfig, Marking, QueueConfig, SwitchConfig,
+    TcpConfig, TcpFlavor,
 };
 use crate::limits::{fmt_bytes, Limits, MemoryEstimate};
 use crate::packet::NodeId;
@@ -439,6 +439,10 @@ enum RawFlavor {
 struct RawTcp {
     cc: Option<RawCc>,
     dctcp_g: Option<f64>,
+    cubic_beta: Option<f64>,
+    cubic_c: Option<f64>,
+    cubic_hystart: Option<bool>,
+    cubic_fast_convergence: Option<bool>,
     mss: Option<SizeArg>,
     init_cwnd: Option<u32>,
     init_rto: Option<TimeArg>,
@@ -1359,6 +1363,15 @@ fn build_tcp(ctx: &Ctx, t: RawTcp) -> Result<TcpConfig, ScenarioError> {
     if t.dctcp_g.is_some() && !matches!(cc, RawCc::Dctcp) {
         return Err(ctx.err(&key(&at, "dctcp_g"), "needs cc = \"dctcp\""));
     }
+    let cubic_keys = [
+        ("cubic_beta", t.cubic_beta.is_some()),
+        ("cubic_c", t.cubic_c.is_some()),
+        ("cubic_hystart", t.cubic_hystart.is_some()),
+        ("cubic_fast_convergence", t.cubic_fast_convergence.is_some()),
+    ];
+    if let Some((k, _)) = cubic_keys.iter().find(|(_, set)| *set && !matches!(cc, RawCc::Cubic)) {
+        return Err(ctx.err(&key(&at, k), "needs cc = \"cubic\""));
+    }
     let cc = match cc {
         RawCc::Newreno => CcAlgo::NewReno,
         RawCc::Dctcp => {
@@ -1368,7 +1381,23 @@ fn build_tcp(ctx: &Ctx, t: RawTcp) -> Result<TcpConfig, ScenarioError> {
             }
             CcAlgo::Dctcp { g }
         }
-        RawCc::Cubic => CcAlgo::Cubic,
+        RawCc::Cubic => {
+            let d = CubicParams::default();
+            let beta = t.cubic_beta.unwrap_or(d.beta);
+            if !(beta > 0.0 && beta < 1.0) {
+                return Err(ctx.err(&key(&at, "cubic_beta"), "must be in (0, 1)"));
+            }
+            let c = t.cubic_c.unwrap_or(d.c);
+            if !(c > 0.0 && c <= 100.0) {
+                return Err(ctx.err(&key(&at, "cubic_c"), "must be in (0, 100]"));
+            }
+            CcAlgo::Cubic(CubicParams {
+                beta,
+                c,
+                hystart: t.cubic_hystart.unwrap_or(d.hystart),
+                fast_convergence: t.cubic_fast_convergence.unwrap_or(d.fast_convergence),
+            })
+        }
     };
     let mss = t.mss.map(|m| m.0).unwrap_or(u64::from(d.mss));
     if !(64..=9000).contains(&mss) {

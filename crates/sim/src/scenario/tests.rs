@@ -440,13 +440,13 @@ load = "90%"
 "#;
     // About 67 million flows: refused before the first is drawn.
     let e = refused(poisson, 8 * GIB, "flows[0]");
-    assert!(e.message.contains("65790082 flows 288 GiB"), "{e}");
+    assert!(e.message.contains("65790082 flows 289 GiB"), "{e}");
     let e = refused(
         &poisson.replace("load = \"90%\"", "load = \"90%\"\ncount = 100000000"),
         8 * GIB,
         "flows[0]",
     );
-    assert!(e.message.contains("100000000 flows 437 GiB"), "{e}");
+    assert!(e.message.contains("100000000 flows 439 GiB"), "{e}");
     // A list of host ranges that repeats hosts is bounded too, before it is made: 100,000 x
     // 999 entries of 4 bytes.
     let many = format!("[{}]", vec!["\"h1..h999\""; 100_000].join(", "));
@@ -717,4 +717,43 @@ fn switch_ecmp_is_read_and_checked() {
         e.contains("switch.ecmp") && e.contains("unknown variant `random`"),
         "{e}"
     );
+}
+
+#[test]
+fn cubic_settings_load_and_are_checked() {
+    let sc = parse_with(FULL, &[("tcp.cc", "cubic")]).unwrap();
+    assert_eq!(sc.tcp.cc, CcAlgo::Cubic(crate::config::CubicParams::default()));
+    let sc = parse_with(
+        FULL,
+        &[
+            ("tcp.cc", "cubic"),
+            ("tcp.cubic_beta", "0.5"),
+            ("tcp.cubic_c", "0.8"),
+            ("tcp.cubic_hystart", "false"),
+            ("tcp.cubic_fast_convergence", "false"),
+        ],
+    )
+    .unwrap();
+    let CcAlgo::Cubic(p) = sc.tcp.cc else {
+        panic!("{:?}", sc.tcp.cc)
+    };
+    assert_eq!((p.beta, p.c, p.hystart, p.fast_convergence), (0.5, 0.8, false, false));
+    for (sets, msg) in [
+        (vec![("tcp.cubic_beta", "0.5")], "tcp.cubic_beta: needs cc = \"cubic\""),
+        (
+            vec![("tcp.cc", "cubic"), ("tcp.cubic_beta", "1.0")],
+            "tcp.cubic_beta: must be in (0, 1)",
+        ),
+        (
+            vec![("tcp.cc", "cubic"), ("tcp.cubic_c", "0")],
+            "tcp.cubic_c: must be in (0, 100]",
+        ),
+        (
+            vec![("tcp.cc", "cubic"), ("tcp.dctcp_g", "0.1")],
+            "tcp.dctcp_g: needs cc = \"dctcp\"",
+        ),
+    ] {
+        let e = parse_with(FULL, &sets).unwrap_err().to_string();
+        assert!(e.contains(msg), "{sets:?}: {e}");
+    }
 }

@@ -100,9 +100,9 @@ pub fn new_congestion_control(cfg: &TcpConfig, mss: u64, init_cwnd: u64) -> Box<
             }
             Box::new(d)
         }
-        CcAlgo::Cubic => match cfg.flavor {
-            TcpFlavor::Ns3 => Box::new(Cubic::ns3(mss, init_cwnd)),
-            TcpFlavor::Linux => Box::new(Cubic::linux(mss, init_cwnd)),
+        CcAlgo::Cubic(p) => match cfg.flavor {
+            TcpFlavor::Ns3 => Box::new(Cubic::ns3(mss, init_cwnd, p)),
+            TcpFlavor::Linux => Box::new(Cubic::linux(mss, init_cwnd, p)),
         },
     }
 }

@@ -24,14 +24,11 @@
 //! that its application holds back still grows).
 
 use super::cc::{AckInfo, CongestionControl};
+use crate::config::CubicParams;
 use crate::time::{Time, SEC, US};
 
 /// ns-3's `Time::Min()`: the "not set" value of its `Time` fields.
 const NS3_UNSET: i64 = i64::MIN;
-/// `TcpCubic::C`.
-const NS3_C: f64 = 0.4;
-/// `TcpCubic::Beta`.
-const NS3_BETA: f64 = 0.7;
 /// `TcpCubic::HyStartLowWindow` (segments).
 const HYSTART_LOW_WINDOW: u64 = 16;
 /// `TcpCubic::HyStartMinSamples`, Linux's `HYSTART_MIN_SAMPLES`.
@@ -39,12 +36,6 @@ const HYSTART_MIN_SAMPLES: u32 = 8;
 /// `TcpCubic::CntClamp`; Linux's clamp of `cnt` before the first loss is the same 20.
 const CNT_CLAMP: u32 = 20;
 
-/// Linux's `beta` (scaled by 1024).
-const LINUX_BETA: u64 = 717;
-/// Linux's `bic_scale * 10`: C = 410 / 1024 in the kernel's units.
-const LINUX_CUBE_RTT_SCALE: u128 = 410;
-/// Linux's `beta_scale`: 8 (1024 + beta) / 3 / (1024 - beta), in integers.
-const LINUX_BETA_SCALE: u64 = 8 * (1024 + LINUX_BETA) / 3 / (1024 - LINUX_BETA);
 /// Linux's `HZ` for the jiffies CUBIC counts its epoch in.
 const LINUX_HZ: u64 = 1000;
 /// One jiffy.
@@ -115,17 +106,23 @@ pub struct Cubic {
     mss: u64,
     cwnd: u64,
     ssthresh: u64,
+    params: CubicParams,
+    /// Linux's `beta` in 1024ths (717 for 0.7).
+    beta_1024: u64,
+    /// Linux's `bic_scale * 10`: C in 1024ths (410 for 0.4).
+    cube_rtt_scale: u128,
     flavor: Flavor,
 }
 
 impl Cubic {
-    /// ns-3 3.37's `TcpCubic` with its default attributes (fast convergence, beta 0.7, C 0.4,
-    /// HyStart with both detections, low window 16, 8 samples, ACK delta 2 ms, delay 4 ms to
-    /// 1 s, CUBIC delta 10 ms, `cnt` clamp 20).
-    pub fn ns3(mss: u64, init_cwnd: u64) -> Cubic {
+    /// ns-3 3.37's `TcpCubic` with `params` (its `FastConvergence`, `Beta`, `C` and
+    /// `HyStart` attributes) and its other defaults (HyStart with both detections, low window
+    /// 16, 8 samples, ACK delta 2 ms, delay 4 ms to 1 s, CUBIC delta 10 ms, `cnt` clamp 20).
+    pub fn ns3(mss: u64, init_cwnd: u64, params: CubicParams) -> Cubic {
         Cubic::with(
             mss,
             init_cwnd,
+            params,
             Flavor::Ns3(Ns3State {
                 cwnd_cnt: 0,
                 last_max_cwnd: 0,
@@ -143,21 +140,29 @@ impl Cubic {
         )
     }
 
-    /// Linux's `tcp_cubic` with its default module parameters (fast convergence, TCP
-    /// friendliness, beta 717/1024, `bic_scale` 41, HyStart with both detections, low window
-    /// 16, ACK delta 2 ms).
-    pub fn linux(mss: u64, init_cwnd: u64) -> Cubic {
-        Cubic::with(mss, init_cwnd, Flavor::Linux(LinuxState::default()))
+    /// Linux's `tcp_cubic` with `params` (its `fast_convergence`, `beta` and `bic_scale`,
+    /// in 1024ths, and `hystart` module parameters) and its other defaults (TCP
+    /// friendliness, HyStart with both detections, low window 16, ACK delta 2 ms).
+    pub fn linux(mss: u64, init_cwnd: u64, params: CubicParams) -> Cubic {
+        Cubic::with(mss, init_cwnd, params, Flavor::Linux(LinuxState::default()))
     }
 
-    fn with(mss: u64, init_cwnd: u64, flavor: Flavor) -> Cubic {
+    fn with(mss: u64, init_cwnd: u64, params: CubicParams, flavor: Flavor) -> Cubic {
         let mss = mss.max(1);
         Cubic {
             mss,
             cwnd: init_cwnd.max(mss),
             ssthresh: u64::MAX,
+            params,
+            beta_1024: ((params.beta * 1024.0).round() as u64).clamp(1, 1023),
+            cube_rtt_scale: ((params.c * 1024.0).round() as u128).max(1),
             flavor,
         }
+    }
+
+    /// Linux's `beta_scale`: 8 (1024 + beta) / 3 / (1024 - beta), in integers.
+    fn linux_beta_scale(&self) -> u64 {
+        8 * (1024 + self.beta_1024) / 3 / (1024 - self.beta_1024)
     }
 
     fn segments(&self) -> u64 {
@@ -167,31 +172,35 @@ impl Cubic {
     /// ns-3's `GetSsThresh`: W_max (with fast convergence) and the cut window.
     fn ns3_ssthresh(&mut self) -> u64 {
         let seg = self.segments() as u32;
+        let CubicParams {
+            beta, fast_convergence, ..
+        } = self.params;
         let Flavor::Ns3(s) = &mut self.flavor else {
             unreachable!()
         };
-        s.last_max_cwnd = if seg < s.last_max_cwnd {
-            ns3_to_u32((1.0 + NS3_BETA) * f64::from(seg) * 0.5)
+        s.last_max_cwnd = if seg < s.last_max_cwnd && fast_convergence {
+            ns3_to_u32((1.0 + beta) * f64::from(seg) * 0.5)
         } else {
             seg
         };
         s.epoch_start = NS3_UNSET;
-        u64::from(ns3_to_u32(f64::from(seg) * NS3_BETA).max(2)) * self.mss
+        u64::from(ns3_to_u32(f64::from(seg) * beta).max(2)) * self.mss
     }
 
     /// Linux's `bictcp_recalc_ssthresh`.
     fn linux_ssthresh(&mut self) -> u64 {
         let seg = self.segments();
+        let (beta, fast_convergence) = (self.beta_1024, self.params.fast_convergence);
         let Flavor::Linux(s) = &mut self.flavor else {
             unreachable!()
         };
         s.epoch_start = None;
-        s.last_max_cwnd = if seg < s.last_max_cwnd {
-            seg * (1024 + LINUX_BETA) / 2048
+        s.last_max_cwnd = if seg < s.last_max_cwnd && fast_convergence {
+            seg * (1024 + beta) / 2048
         } else {
             seg
         };
-        ((seg * LINUX_BETA) >> 10).max(2) * self.mss
+        ((seg * beta) >> 10).max(2) * self.mss
     }
 
     fn cut(&mut self) -> u64 {
@@ -216,7 +225,7 @@ impl Cubic {
 
     /// `TcpCubic::PktsAcked`: the minimum delay and HyStart, from the smoothed RTT.
     fn ns3_pkts_acked(&mut self, now: i64, rtt: i64) {
-        let (cwnd, ssthresh, mss) = (self.cwnd, self.ssthresh, self.mss);
+        let (cwnd, ssthresh, mss, hystart) = (self.cwnd, self.ssthresh, self.mss, self.params.hystart);
         let Flavor::Ns3(s) = &mut self.flavor else {
             unreachable!()
         };
@@ -226,7 +235,7 @@ impl Cubic {
         if s.delay_min == NS3_UNSET || s.delay_min > rtt {
             s.delay_min = rtt;
         }
-        if cwnd <= ssthresh && cwnd >= HYSTART_LOW_WINDOW * mss && !s.found {
+        if hystart && cwnd <= ssthresh && cwnd >= HYSTART_LOW_WINDOW * mss && !s.found {
             // `HystartUpdate`.
             if now.wrapping_sub(s.last_ack) <= 2 * 1_000_000 {
                 s.last_ack = now;
@@ -258,7 +267,7 @@ impl Cubic {
             let Flavor::Ns3(s) = &mut self.flavor else {
                 unreachable!()
             };
-            if ack.snd_una > s.end_seq {
+            if self.params.hystart && ack.snd_una > s.end_seq {
                 // `HystartReset`.
                 s.round_start = now;
                 s.last_ack = now;
@@ -277,7 +286,7 @@ impl Cubic {
                 unreachable!()
             };
             s.cwnd_cnt = s.cwnd_cnt.wrapping_add(segs);
-            let cnt = ns3_update(s, now, seg_cwnd);
+            let cnt = ns3_update(s, now, seg_cwnd, self.params.c);
             if s.cwnd_cnt >= cnt {
                 s.cwnd_cnt -= cnt;
                 self.cwnd += self.mss;
@@ -313,6 +322,7 @@ impl Cubic {
             return;
         }
         let (mss, ssthresh) = (self.mss, self.ssthresh);
+        let (cube_rtt_scale, beta_scale) = (self.cube_rtt_scale, self.linux_beta_scale());
         let Flavor::Linux(s) = &mut self.flavor else {
             unreachable!()
         };
@@ -335,7 +345,7 @@ impl Cubic {
             }
         }
         let now_jiffies = now / JIFFY;
-        let cnt = linux_update(s, now_jiffies, w, acked);
+        let cnt = linux_update(s, now_jiffies, w, acked, (cube_rtt_scale, beta_scale));
         // `tcp_cong_avoid_ai`.
         let cnt = u64::from(cnt);
         if s.cwnd_cnt >= cnt {
@@ -353,7 +363,7 @@ impl Cubic {
 
     /// `bictcp_acked` and `hystart_update`.
     fn linux_pkts_acked(&mut self, now: Time, ack: &AckInfo, rtt: Time) {
-        let (cwnd, ssthresh, mss) = (self.cwnd, self.ssthresh, self.mss);
+        let (cwnd, ssthresh, mss, hystart) = (self.cwnd, self.ssthresh, self.mss, self.params.hystart);
         let now_us = now / US;
         let now_jiffies = now / JIFFY;
         let Flavor::Linux(s) = &mut self.flavor else {
@@ -368,7 +378,7 @@ impl Cubic {
         if s.delay_min == 0 || s.delay_min > delay {
             s.delay_min = delay;
         }
-        if s.found || cwnd >= ssthresh || cwnd < HYSTART_LOW_WINDOW * mss {
+        if !hystart || s.found || cwnd >= ssthresh || cwnd < HYSTART_LOW_WINDOW * mss {
             return;
         }
         if ack.snd_una > s.end_seq {
@@ -418,20 +428,20 @@ impl Cubic {
 }
 
 /// ns-3's `TcpCubic::Update`: the segments ACKed per one-segment increase.
-fn ns3_update(s: &mut Ns3State, now: i64, seg_cwnd: u32) -> u32 {
+fn ns3_update(s: &mut Ns3State, now: i64, seg_cwnd: u32, c: f64) -> u32 {
     if s.epoch_start == NS3_UNSET {
         s.epoch_start = now;
         if s.last_max_cwnd <= seg_cwnd {
             s.k = 0.0;
             s.origin = seg_cwnd;
         } else {
-            s.k = (f64::from(s.last_max_cwnd - seg_cwnd) / NS3_C).powf(1.0 / 3.0);
+            s.k = (f64::from(s.last_max_cwnd - seg_cwnd) / c).powf(1.0 / 3.0);
             s.origin = s.last_max_cwnd;
         }
     }
     let t = now.wrapping_add(s.delay_min).wrapping_sub(s.epoch_start) as f64 / 1e9;
     let offs = if t < s.k { s.k - t } else { t - s.k };
-    let delta = ns3_to_u32(NS3_C * offs.powf(3.0));
+    let delta = ns3_to_u32(c * offs.powf(3.0));
     let target = if t < s.k {
         s.origin.wrapping_sub(delta)
     } else {
@@ -449,8 +459,10 @@ fn ns3_update(s: &mut Ns3State, now: i64, seg_cwnd: u32) -> u32 {
 }
 
 /// Linux's `bictcp_update` (with `tcp_friendliness`): the segments ACKed per one-segment
-/// increase, for a window of `cwnd` segments at `now` jiffies after `acked` more segments.
-fn linux_update(s: &mut LinuxState, now: u64, cwnd: u64, acked: u64) -> u32 {
+/// increase, for a window of `cwnd` segments at `now` jiffies after `acked` more segments;
+/// `scales` are `cube_rtt_scale` (C in 1024ths) and `beta_scale`.
+fn linux_update(s: &mut LinuxState, now: u64, cwnd: u64, acked: u64, scales: (u128, u64)) -> u32 {
+    let (cube_rtt_scale, beta_scale) = scales;
     s.ack_cnt += acked;
     if s.last_cwnd == cwnd && now.saturating_sub(s.last_time) <= LINUX_HZ / 32 {
         return s.cnt.max(2);
@@ -468,7 +480,7 @@ fn linux_update(s: &mut LinuxState, now: u64, cwnd: u64, acked: u64) -> u32 {
             } else {
                 // K in 2^-10 s: cbrt(2^40 / 410 x (W_max - cwnd)), as the kernel's `cubic_root`
                 // (here in floating point, rounded down).
-                let x = (1u128 << 40) / LINUX_CUBE_RTT_SCALE * u128::from(s.last_max_cwnd - cwnd);
+                let x = (1u128 << 40) / cube_rtt_scale * u128::from(s.last_max_cwnd - cwnd);
                 s.k = (x as f64).cbrt() as u64;
                 s.origin = s.last_max_cwnd;
             }
@@ -477,7 +489,7 @@ fn linux_update(s: &mut LinuxState, now: u64, cwnd: u64, acked: u64) -> u32 {
         let delay_jiffies = s.delay_min.div_ceil(JIFFY / US);
         let t = ((now - epoch + delay_jiffies) << 10) / LINUX_HZ;
         let offs = u128::from(t.abs_diff(s.k));
-        let delta = ((LINUX_CUBE_RTT_SCALE * offs * offs * offs) >> 40) as u64;
+        let delta = ((cube_rtt_scale * offs * offs * offs) >> 40) as u64;
         let target = if t < s.k {
             s.origin.saturating_sub(delta)
         } else {
@@ -494,7 +506,7 @@ fn linux_update(s: &mut LinuxState, now: u64, cwnd: u64, acked: u64) -> u32 {
         }
     }
     // TCP friendliness: Reno's window over the same ACKs caps `cnt`.
-    let delta = ((cwnd * LINUX_BETA_SCALE) >> 3).max(1);
+    let delta = ((cwnd * beta_scale) >> 3).max(1);
     while s.ack_cnt > delta {
         s.ack_cnt -= delta;
         s.tcp_cwnd += 1;
@@ -582,7 +594,7 @@ mod tests {
 
     #[test]
     fn ns3_cut_is_seven_tenths_with_fast_convergence() {
-        let mut c = Cubic::ns3(MSS, 100 * MSS);
+        let mut c = Cubic::ns3(MSS, 100 * MSS, CubicParams::default());
         c.on_congestion_event(0, 0);
         assert_eq!(c.ssthresh(), 70 * MSS);
         let Flavor::Ns3(s) = &c.flavor else { unreachable!() };
@@ -603,7 +615,7 @@ mod tests {
     fn ns3_slow_start_counts_every_segment_past_ssthresh() {
         // `TcpCubic::IncreaseWindow` adds every ACKed segment in slow start and does not stop
         // at ssthresh (ns-3's TcpLinuxReno does); the ACK's rest does not count for CA.
-        let mut c = Cubic::ns3(MSS, 10 * MSS);
+        let mut c = Cubic::ns3(MSS, 10 * MSS, CubicParams::default());
         c.set_ssthresh(11 * MSS);
         c.on_ack(MS, &ack(4 * MSS, 4 * MSS + 1, 10 * MSS, MS));
         assert_eq!(c.cwnd(), 14 * MSS);
@@ -613,7 +625,7 @@ mod tests {
     fn ns3_window_follows_the_cubic_after_a_loss() {
         // W_max 100 segments, cut to 70: K = (30 / 0.4)^(1/3) = 4.22 s; the window grows
         // back toward 100, fast at first, flat near K, and passes it only after K.
-        let mut c = Cubic::ns3(MSS, 100 * MSS);
+        let mut c = Cubic::ns3(MSS, 100 * MSS, CubicParams::default());
         c.on_congestion_event(0, 0);
         c.set_cwnd(c.ssthresh());
         let srtt = 10 * MS;
@@ -649,7 +661,7 @@ mod tests {
     fn ns3_hystart_leaves_slow_start_on_an_ack_train() {
         // ACKs closer than 2 ms apart over a round longer than the minimum delay: ssthresh
         // becomes cwnd (`HystartUpdate`), once cwnd has 16 segments.
-        let mut c = Cubic::ns3(MSS, 16 * MSS);
+        let mut c = Cubic::ns3(MSS, 16 * MSS, CubicParams::default());
         let srtt = 100 * crate::time::US;
         let mut una = 1;
         let mut t = MS;
@@ -668,7 +680,7 @@ mod tests {
     fn ns3_timeout_forgets_w_max_and_clamps_the_growth() {
         // `CongestionStateSet(CA_LOSS)` resets W_max to 0, so the next epoch grows with the
         // clamp: one segment per 20 ACKed at most.
-        let mut c = Cubic::ns3(MSS, 50 * MSS);
+        let mut c = Cubic::ns3(MSS, 50 * MSS, CubicParams::default());
         c.on_rto(0, 0, true);
         c.on_loss_state(0, 50 * MSS);
         assert_eq!(c.cwnd(), MSS);
@@ -676,7 +688,7 @@ mod tests {
         c.set_cwnd(40 * MSS);
         let Flavor::Ns3(s) = &mut c.flavor else { unreachable!() };
         assert_eq!(s.last_max_cwnd, 0);
-        assert_eq!(ns3_update(s, 1_000_000, 40), CNT_CLAMP);
+        assert_eq!(ns3_update(s, 1_000_000, 40, 0.4), CNT_CLAMP);
     }
 
     #[test]
@@ -689,7 +701,7 @@ mod tests {
 
     #[test]
     fn linux_cut_is_717_of_1024() {
-        let mut c = Cubic::linux(MSS, 100 * MSS);
+        let mut c = Cubic::linux(MSS, 100 * MSS, CubicParams::default());
         c.on_congestion_event(0, 0);
         assert_eq!(c.ssthresh(), 70 * MSS);
         c.set_cwnd(80 * MSS);
@@ -704,7 +716,7 @@ mod tests {
         // After a cut from 100 to 70 segments at a 10 ms RTT the cubic would take K = 4.2 s
         // to return; Reno's estimate (TCP friendliness: 3 (1 - beta) / (1 + beta) = 0.53
         // segment per RTT) is ahead of it, and the window follows that.
-        let mut c = Cubic::linux(MSS, 100 * MSS);
+        let mut c = Cubic::linux(MSS, 100 * MSS, CubicParams::default());
         c.on_congestion_event(0, 0);
         c.set_cwnd(c.ssthresh());
         let rtt = 10 * MS;
@@ -726,7 +738,7 @@ mod tests {
             last_max_cwnd: 1000,
             ..LinuxState::default()
         };
-        let cnt = linux_update(&mut s, 5, 700, 1);
+        let cnt = linux_update(&mut s, 5, 700, 1, (410, 15));
         let k = (300.0f64 / (410.0 / 1024.0)).cbrt() * 1024.0;
         assert!((s.k as f64 - k).abs() < 2.0, "K {} against {k}", s.k);
         assert_eq!(s.origin, 1000);
@@ -735,6 +747,6 @@ mod tests {
         assert_eq!(cnt, 700);
         // Half-way to K (3.7 s on), the target is 1000 - C (K/2)^3 = 962: 700 / 262 = 2.
         let half = 5 + (k / 2.0 / 1024.0 * 1000.0) as u64;
-        assert_eq!(linux_update(&mut s, half, 700, 1), 2);
+        assert_eq!(linux_update(&mut s, half, 700, 1, (410, 15)), 2);
     }
 }
