@@ -592,6 +592,15 @@ mod tests {
         }
     }
 
+    /// One window of ACKs at `t`, each for two segments, from `una` on; the window after.
+    fn one_window(c: &mut Cubic, t: Time, una: &mut u64, rtt: Time) -> u64 {
+        for _ in 0..c.cwnd() / MSS / 2 {
+            *una += 2 * MSS;
+            c.on_ack(t, &ack(2 * MSS, *una, *una + c.cwnd(), rtt));
+        }
+        c.cwnd() / MSS
+    }
+
     #[test]
     fn ns3_cut_is_seven_tenths_with_fast_convergence() {
         let mut c = Cubic::ns3(MSS, 100 * MSS, CubicParams::default());
@@ -630,19 +639,10 @@ mod tests {
         c.set_cwnd(c.ssthresh());
         let srtt = 10 * MS;
         let mut una = 1;
-        let mut at = |c: &mut Cubic, t: Time| {
-            // One window of ACKs, each for two segments, every RTT from `t`.
-            let w = c.cwnd() / MSS;
-            for _ in 0..w / 2 {
-                una += 2 * MSS;
-                c.on_ack(t, &ack(2 * MSS, una, una + c.cwnd(), srtt));
-            }
-            c.cwnd() / MSS
-        };
         let mut last = 70;
         let mut by_second = Vec::new();
         for step in 1..=800 {
-            let w = at(&mut c, step * srtt);
+            let w = one_window(&mut c, step * srtt, &mut una, srtt);
             assert!(w >= last, "the window only grows in congestion avoidance");
             last = w;
             if step % 100 == 0 {
@@ -721,13 +721,10 @@ mod tests {
         c.set_cwnd(c.ssthresh());
         let rtt = 10 * MS;
         let mut una = 1;
+        let mut w = 0;
         for step in 1..=100u64 {
-            for _ in 0..c.cwnd() / MSS / 2 {
-                una += 2 * MSS;
-                c.on_ack(step * rtt, &ack(2 * MSS, una, una + c.cwnd(), rtt));
-            }
+            w = one_window(&mut c, step * rtt, &mut una, rtt);
         }
-        let w = c.cwnd() / MSS;
         assert!((118..=128).contains(&w), "after 100 RTTs: {w} segments");
     }
 

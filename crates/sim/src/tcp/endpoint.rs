@@ -2626,8 +2626,8 @@ impl TcpEndpoint {
             // ns-3's `BytesInFlight` counts a resent item once more only the first time
             // (`m_retransOut` grows when `m_retrans` is set): bytes below HighRxt were resent
             // already (a partial ACK's `DoRetransmit` resending the head again); and it
-            // counts no FIN (`ns3_fin_in_pipe`).
-            let e = e.min(self.data_end().max(s));
+            // counts no FIN (`pipe_bytes`).
+            let e = s + self.pipe_bytes(s, e);
             added = e - s.max(self.high_rxt.max(self.snd_una)).min(e);
         }
         match kind {
@@ -3091,7 +3091,7 @@ impl TcpEndpoint {
     /// ACK with ECE that advances SND.UNA sets `ECN_ECE_RCVD` again. (With DCTCP every segment
     /// is ECN-capable, so ACKs meet the switches' marking too.)
     fn ns3_ce_takes_the_ecn_state(&mut self, pkt: &Packet, seq: u64) {
-        if self.cfg.flavor != TcpFlavor::Ns3 || !self.dctcp || !self.ecn_ok || pkt.ecn != Ecn::Ce {
+        if self.cfg.flavor != TcpFlavor::Ns3 || !self.dctcp || !self.ecn_ok {
             return;
         }
         if self.ns3_ce_counts(pkt, seq) && !self.ns3_wholly_below_rcv_nxt(pkt, seq) {
