@@ -123,6 +123,9 @@ pub struct PacketPool {
     slots: Vec<Packet>,
     free: Vec<u32>,
     frames: FxHashMap<u32, Vec<u8>>,
+    /// Stored packets per flow, once [`PacketPool::count_flows`] asked for it (empty: not
+    /// counted).
+    per_flow: Vec<u32>,
 }
 
 impl PacketPool {
@@ -133,6 +136,9 @@ impl PacketPool {
     /// Stores a packet and returns its handle.
     #[inline]
     pub fn insert(&mut self, p: Packet) -> PacketId {
+        if let Some(n) = self.per_flow.get_mut(p.flow.0 as usize) {
+            *n += 1;
+        }
         match self.free.pop() {
             Some(i) => {
                 self.slots[i as usize] = p;
@@ -161,7 +167,22 @@ impl PacketPool {
             self.frames.remove(&id.0);
         }
         self.free.push(id.0);
-        self.slots[id.0 as usize]
+        let p = self.slots[id.0 as usize];
+        if let Some(n) = self.per_flow.get_mut(p.flow.0 as usize) {
+            *n -= 1;
+        }
+        p
+    }
+    /// Counts the stored packets of each of flows `0..flows` from now on (the pool must be
+    /// empty): what [`PacketPool::flow_live`] reports.
+    pub fn count_flows(&mut self, flows: usize) {
+        assert_eq!(self.live(), 0, "flows are counted from an empty pool");
+        self.per_flow = vec![0; flows];
+    }
+    /// Packets of `flow` stored now (0 where flows are not counted).
+    #[inline]
+    pub fn flow_live(&self, flow: FlowId) -> u32 {
+        self.per_flow.get(flow.0 as usize).copied().unwrap_or(0)
     }
     /// Gives a stored packet its real frame bytes (without FCS), replacing any it had. The
     /// record is not changed: a system that changes the frame's length sets `size` itself.

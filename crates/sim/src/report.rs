@@ -111,10 +111,10 @@ pub fn flows_table(sim: &Sim) -> (Table, FlowStats) {
     let (mut start, mut end, mut fct_us, mut completed, mut failed) = (vec![], vec![], vec![], vec![], vec![]);
     let (mut delivered, mut goodput, mut segs, mut retx, mut fr) = (vec![], vec![], vec![], vec![], vec![]);
     let (mut to, mut syn, mut ooo) = (vec![], vec![], vec![]);
-    for (spec, r, eps) in sim.flow_results() {
+    for (spec, r, stats) in sim.flow_records() {
         st.flows += 1;
         let (mut s_segs, mut s_retx, mut s_fr, mut s_to, mut s_syn, mut s_ooo) = (0, 0, 0, 0, 0, 0);
-        for s in eps.iter().flatten().map(|e| e.stats()) {
+        for s in stats.into_iter().flatten() {
             s_segs += s.segments_sent;
             s_retx += s.retransmits;
             s_fr += s.fast_recoveries;

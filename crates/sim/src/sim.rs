@@ -10,7 +10,7 @@ pub use crate::port::Port;
 use crate::queue::{Admission, DropReason, EgressQueues, SharedBuffer};
 use crate::switch::{LinkChange, MatchTable, SwitchCtx, SwitchModel, Verdict};
 use crate::tap::Tap;
-use crate::tcp::{FlowIds, TcpEndpoint, TcpEvent, TcpOutput};
+use crate::tcp::{FlowIds, TcpEndpoint, TcpEvent, TcpOutput, TcpStats};
 use crate::time::{tx_time, Time};
 use crate::topology::{ecmp_hash, ecmp_pick, NodeKind, Routing, Topology};
 use crate::workload::{FlowKind, FlowSpec};
@@ -90,6 +90,9 @@ struct FlowState {
     client_failed: Option<crate::tcp::FailReason>,
     /// The failure `result.failed` holds is the passive side's.
     passive_failed_last: bool,
+    /// The counters of the two endpoints, kept when they were retired
+    /// ([`Sim::retire_quiet_flows`]).
+    retired: Option<Box<[Option<TcpStats>; 2]>>,
 }
 
 /// Bytes of the simulator's state of one flow (its two TCP endpoints included, as a TCP flow
@@ -203,6 +206,10 @@ pub struct Sim {
     ahead: Vec<Ahead>,
     /// False: arrivals carry no hints ([`Ahead::Nothing`] everywhere; the tests' reference).
     arrival_hints: bool,
+    /// Quiet flows give their endpoints back ([`Sim::retire_quiet_flows`]).
+    retire_quiet: bool,
+    /// Flows whose endpoints were retired.
+    retired_flows: u64,
 }
 
 /// What the event of a whole packet's arrival at a node carries besides the packet, so that
@@ -346,6 +353,7 @@ impl Sim {
                     udp_next: 0,
                     client_failed: None,
                     passive_failed_last: false,
+                    retired: None,
                 }
             })
             .collect::<Vec<_>>();
@@ -406,6 +414,8 @@ impl Sim {
             link_events: false,
             direct_ports: true,
             arrival_hints: true,
+            retire_quiet: false,
+            retired_flows: 0,
             direct_count: 0,
         }
     }
@@ -510,6 +520,44 @@ impl Sim {
         self.cut_header_stale = true;
         self.direct_decided = false;
         &mut self.nodes[id.0 as usize]
+    }
+    /// From now on a started TCP flow whose endpoints wait for no timer and which has no packet
+    /// left in the network gives its endpoints back and keeps only their counters
+    /// ([`Sim::flow_records`]). Nothing can happen to such a flow again: an endpoint acts only
+    /// on a packet, a timer or its application, and the applications of TCP flows act only
+    /// when their endpoints report (a delivery, a failure). So every output is what it would
+    /// have been, and memory follows the flows that are still active, not every flow of the
+    /// run (a flow whose connection stays half open, as a bulk flow's does in the default
+    /// flavour, goes quiet as well). Not in a partition of a partitioned run (a packet carried
+    /// to another partition leaves this one's count): there this does nothing and returns
+    /// false. Call it before the run starts; [`Sim::flow_results`] shows no endpoints for the
+    /// flows retired.
+    pub fn retire_quiet_flows(&mut self) -> bool {
+        if self.part.is_some() {
+            return false;
+        }
+        self.pool.count_flows(self.flows.len());
+        self.retire_quiet = true;
+        true
+    }
+    /// Flows whose endpoints have been retired so far ([`Sim::retire_quiet_flows`]).
+    pub fn retired_flows(&self) -> u64 {
+        self.retired_flows
+    }
+    /// Flow specs, results and the two endpoints' counters (client, server; `None` for an
+    /// endpoint that never existed), in flow-id order, whether or not the endpoints were
+    /// retired.
+    pub fn flow_records(&self) -> impl Iterator<Item = (&FlowSpec, &FlowResult, [Option<&TcpStats>; 2])> {
+        self.flows.iter().map(|f| {
+            let stats = match &f.retired {
+                Some(kept) => [kept[0].as_ref(), kept[1].as_ref()],
+                None => [
+                    f.eps[0].as_deref().map(TcpEndpoint::stats),
+                    f.eps[1].as_deref().map(TcpEndpoint::stats),
+                ],
+            };
+            (&f.spec, &f.result, stats)
+        })
     }
     /// Flow specs and results, in flow-id order.
     pub fn flow_results(&self) -> impl Iterator<Item = (&FlowSpec, &FlowResult, [Option<&TcpEndpoint>; 2])> {
@@ -1613,8 +1661,25 @@ impl Sim {
                         Event::FlowTimer { flow, side: side as u8 },
                     );
                 }
+            } else if self.retire_quiet {
+                self.retire(flow);
             }
         }
+    }
+
+    /// [`Sim::retire_quiet_flows`]: gives `flow`'s endpoints back if it has started, none of
+    /// its endpoints waits for a timer and none of its packets is left anywhere (queued, on a
+    /// link, held by a model, waiting for a fork).
+    fn retire(&mut self, flow: FlowId) {
+        let f = &mut self.flows[flow.0 as usize];
+        let quiet = |e: &Option<Box<TcpEndpoint>>| e.as_deref().is_none_or(|e| e.next_timer().is_none());
+        if f.eps[0].is_none() || !quiet(&f.eps[0]) || !quiet(&f.eps[1]) || self.pool.flow_live(flow) > 0 {
+            return;
+        }
+        let kept = |e: &Option<Box<TcpEndpoint>>| e.as_deref().map(|e| e.stats().clone());
+        f.retired = Some(Box::new([kept(&f.eps[0]), kept(&f.eps[1])]));
+        f.eps = [None, None];
+        self.retired_flows += 1;
     }
 
     /// The application on `side` of `flow` writes `bytes` more (0: none) and, with `close`,

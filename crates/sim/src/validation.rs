@@ -214,9 +214,9 @@ pub fn run_tandem(sc: &Scenario) -> Result<Record, ExperimentError> {
 
 fn record(sc: &Scenario, sim: &Sim, wall_s: f64) -> Record {
     let flows = sim
-        .flow_results()
-        .map(|(spec, r, eps)| {
-            let st = eps[0].map(|e| e.stats());
+        .flow_records()
+        .map(|(spec, r, stats)| {
+            let st = stats[0];
             FlowRecord {
                 id: spec.id.0,
                 bytes: crate::ns3_spec::exported_bytes(spec.bytes),

@@ -61,12 +61,21 @@ static ALLOCATOR: Counting = Counting;
 /// peak heap bytes less what the packets in flight may explain, the endpoints the estimate
 /// counts for flows that never started).
 fn measure(out: &Path, text: &str) -> (u64, u64, u64) {
+    measure_with(out, text, false).0
+}
+
+/// [`measure`], with `retire` the run retiring quiet flows (`Sim::retire_quiet_flows`);
+/// also returns the flows retired.
+fn measure_with(out: &Path, text: &str, retire: bool) -> ((u64, u64, u64), u64) {
     let base = NOW.load(Ordering::Relaxed);
     PEAK.store(base, Ordering::Relaxed);
     let sc = Scenario::parse_with(text, "m.toml", "m", Path::new("."), &[], &Limits::max_memory(64 << 30))
         .unwrap_or_else(|e| panic!("{e}"));
     let est = sc.memory_estimate().total() - BASE_BYTES;
     let mut sim = run::build(&sc, None).unwrap();
+    if retire {
+        assert!(sim.retire_quiet_flows());
+    }
     let step = sc.duration / 10;
     let mut t = 0;
     while t < sc.duration {
@@ -84,10 +93,11 @@ fn measure(out: &Path, text: &str) -> (u64, u64, u64) {
     // estimate's slack, left out of the lower check.
     let unstarted = sim.flow_results().filter(|(_, _, eps)| eps[0].is_none()).count() as u64;
     let slack = unstarted * 2 * size_of::<tandem_sim::tcp::TcpEndpoint>() as u64;
+    let retired = sim.retired_flows();
     drop(sim);
     drop(sc);
     let peak = PEAK.load(Ordering::Relaxed).saturating_sub(base) as u64;
-    (est, peak.saturating_sub(in_flight), slack)
+    ((est, peak.saturating_sub(in_flight), slack), retired)
 }
 
 const FAT_TREE: &str = r#"
@@ -159,6 +169,28 @@ plots = false
 sample_ports = ["switch0:0"]
 "#;
 
+/// [`INCAST`] with a 1 ms minimum RTO, so that all but a few of its flows complete and their
+/// connections go quiet within the run.
+const INCAST_QUIET: &str = r#"
+duration = "200ms"
+[tcp]
+min_rto = "1ms"
+[topology]
+kind = "star"
+hosts = 65
+link = { rate = "10Gbps", delay = "1us" }
+[[flows]]
+kind = "incast"
+senders = "h1..h64"
+receiver = "h0"
+bytes = "20KB"
+repeats = 100
+gap = "1ms"
+[output]
+plots = false
+sample_ports = ["switch0:0"]
+"#;
+
 #[test]
 fn the_estimate_bounds_the_heap_a_run_uses() {
     let s = Scratch::new("memory");
@@ -179,5 +211,35 @@ fn the_estimate_bounds_the_heap_a_run_uses() {
             peak >= (est - slack) / 4,
             "{name}: peak heap {peak} far below the estimate {est} less {slack} for unstarted flows"
         );
+    }
+}
+
+/// A run that retires its quiet flows (as `tandem sim run` does) holds the endpoints of the
+/// flows that are active, not of every flow that ever started, and writes the same tables.
+#[test]
+fn retiring_quiet_flows_frees_their_endpoints_and_changes_no_output() {
+    let s = Scratch::new("memory-retire");
+    let ((_, kept, _), none) = measure_with(&s.join("kept"), INCAST_QUIET, false);
+    let ((_, freed, _), retired) = measure_with(&s.join("retired"), INCAST_QUIET, true);
+    eprintln!(
+        "incast, 6,400 flows in 100 rounds: peak heap {} keeping every endpoint, {} retiring {retired} quiet flows",
+        fmt_bytes(kept),
+        fmt_bytes(freed)
+    );
+    assert_eq!(none, 0);
+    // A flow that completes goes quiet and is retired (a few may still wait for a timer at
+    // the end).
+    assert!(retired >= 6_300, "{retired} flows retired");
+    // The endpoints of 6,300 finished flows (2.2 KB and more each): at least half of that
+    // is no longer held at the peak.
+    let endpoints = 6_300 * 2 * size_of::<tandem_sim::tcp::TcpEndpoint>() as u64;
+    assert!(
+        freed + endpoints / 2 <= kept,
+        "retiring: peak heap {freed}, keeping: {kept}"
+    );
+    for table in ["flows.csv", "drops.csv", "queues.csv"] {
+        let a = std::fs::read(s.join("kept").join(table)).unwrap();
+        let b = std::fs::read(s.join("retired").join(table)).unwrap();
+        assert!(a == b, "{table} differs when quiet flows are retired");
     }
 }

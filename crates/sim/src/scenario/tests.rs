@@ -446,7 +446,7 @@ load = "90%"
         8 * GIB,
         "flows[0]",
     );
-    assert!(e.message.contains("100000000 flows 439 GiB"), "{e}");
+    assert!(e.message.contains("100000000 flows 440 GiB"), "{e}");
     // A list of host ranges that repeats hosts is bounded too, before it is made: 100,000 x
     // 999 entries of 4 bytes.
     let many = format!("[{}]", vec!["\"h1..h999\""; 100_000].join(", "));

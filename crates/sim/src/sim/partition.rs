@@ -246,6 +246,7 @@ impl Sim {
                     udp_next: f.udp_next,
                     client_failed: f.client_failed,
                     passive_failed_last: f.passive_failed_last,
+                    retired: f.retired.take(),
                 }
             };
             let a = take(&mut others, &mut first, ps);
