@@ -4,6 +4,9 @@
 #
 #   bench/sim-scale.sh                 100,000 flows (the issue's size; minutes)
 #   bench/sim-scale.sh 10000 100ms     fewer flows and a shorter run
+#   bench/sim-scale.sh --by-size [PAIRS]
+#                                      events/s of the whole 100,000-flow run against whole
+#                                      2,000-flow runs at the same time (see below); default 2
 #   bench/sim-scale.sh --same-traffic [PAIRS] [WINDOW]
 #                                      per-event speed with 2,000 and with 100,000 flows on the
 #                                      same traffic (see below); default 4 pairs, 5 ms
@@ -20,6 +23,57 @@
 # pair's events/s, build times (a 1 us run of each size) and the median ratio.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# --by-size: issue 24's comparison as it reads, whole runs of the scenario as shipped with
+# 100,000 and with 2,000 flows. The 100,000-flow run takes one core; the other runs the
+# 2,000-flow scenario again and again while it lasts, so that both sizes meet the same hours of
+# this VM (whose speed drifts by 2x over minutes); cores swapped every pair. Prints each
+# pair's events/s of the large run, the median and range of the small runs beside it, and the
+# ratio large / median small.
+if [ "${1:-}" = "--by-size" ]; then
+  pairs=${2:-2}
+  command -v taskset >/dev/null || { echo "--by-size needs taskset (util-linux)" >&2; exit 2; }
+  [ "$(nproc)" -ge 2 ] || { echo "--by-size needs two cores" >&2; exit 2; }
+  cargo build --release -q -p tandem-cli
+  bin=target/release/tandem
+  work=bench/out/scale-by-size
+  rm -rf "$work" && mkdir -p "$work"
+  # one run: flows, core, tag -> "events wall_s" appended to $work/<tag>
+  one() {
+    local dir="$work/run-$3"
+    rm -rf "$dir"
+    taskset -c "$2" /usr/bin/time -f "%e" -o "$dir.time" "$bin" sim run scenarios/fat-tree-websearch.toml \
+      --out "$dir" -q --set "flows[0].count=$1" > /dev/null
+    echo "$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['events'])" "$dir/summary.json") $(cat "$dir.time")"
+  }
+  for i in $(seq 1 "$pairs"); do
+    a=$(( i % 2 )); b=$(( 1 - a ))
+    one 100000 "$a" "large" > "$work/large-$i" &
+    pid=$!
+    : > "$work/small-$i"
+    while kill -0 "$pid" 2>/dev/null; do
+      one 2000 "$b" "small" >> "$work/small-$i"
+    done
+    wait "$pid"
+  done
+  python3 - "$work" "$pairs" <<'PY'
+import statistics, sys
+work, pairs = sys.argv[1], int(sys.argv[2])
+ratios = []
+for i in range(1, pairs + 1):
+    el, wl = map(float, open(f"{work}/large-{i}").read().split())
+    small = [tuple(map(float, l.split())) for l in open(f"{work}/small-{i}") if l.strip()]
+    rates = sorted(e / w for e, w in small)
+    m = statistics.median(rates)
+    r = (el / wl) / m
+    ratios.append(r)
+    print(f"pair {i}: 100,000 flows {el:.0f} events in {wl:.1f} s ({el / wl / 1e6:.2f} M/s); "
+          f"2,000 flows x {len(rates)} meanwhile: median {m / 1e6:.2f} M/s "
+          f"({rates[0] / 1e6:.2f}-{rates[-1] / 1e6:.2f}); ratio {r:.3f}")
+print(f"events/s, 100,000 / 2,000 flows (whole runs as shipped, side by side): "
+      f"{', '.join(f'{r:.3f}' for r in ratios)}")
+PY
+  exit 0
+fi
 if [ "${1:-}" = "--same-traffic" ]; then
   pairs=${2:-4}
   window=${3:-5ms}

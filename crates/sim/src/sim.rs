@@ -210,6 +210,9 @@ pub struct Sim {
     retire_quiet: bool,
     /// Flows whose endpoints were retired.
     retired_flows: u64,
+    /// Flushes in progress ([`Sim::flush_tcp`] runs the applications, whose writes flush
+    /// again): a flow is retired only by the outermost, once every event it carried has run.
+    flush_depth: u32,
 }
 
 /// What the event of a whole packet's arrival at a node carries besides the packet, so that
@@ -416,6 +419,7 @@ impl Sim {
             arrival_hints: true,
             retire_quiet: false,
             retired_flows: 0,
+            flush_depth: 0,
             direct_count: 0,
         }
     }
@@ -1644,9 +1648,11 @@ impl Sim {
         let mut events = std::mem::take(&mut self.scratch_events);
         events.append(&mut out.events);
         self.out = out;
+        self.flush_depth += 1;
         for e in events.drain(..) {
             self.tcp_event(flow, side, e);
         }
+        self.flush_depth -= 1;
         self.scratch_events = events;
         let f = &mut self.flows[flow.0 as usize];
         if let Some(ep) = &f.eps[side] {
@@ -1661,7 +1667,7 @@ impl Sim {
                         Event::FlowTimer { flow, side: side as u8 },
                     );
                 }
-            } else if self.retire_quiet {
+            } else if self.retire_quiet && self.flush_depth == 0 {
                 self.retire(flow);
             }
         }

@@ -243,3 +243,61 @@ fn retiring_quiet_flows_frees_their_endpoints_and_changes_no_output() {
         assert!(a == b, "{table} differs when quiet flows are retired");
     }
 }
+
+/// Request-response exchanges (whose server writes its response and closes while its
+/// endpoint's report is being handled), netperf-style transactions, bulk flows and a Poisson
+/// mix over a small fat tree with drops and timeouts, in both flavours: the same tables with
+/// and without retiring quiet flows.
+#[test]
+fn retiring_quiet_flows_changes_no_output_of_any_flow_kind() {
+    let s = Scratch::new("memory-retire-kinds");
+    let mixed = r#"
+duration = "30ms"
+[tcp]
+min_rto = "1ms"
+[switch.queue]
+limit_packets = 20
+[topology]
+kind = "fat_tree"
+k = 4
+host_link = { rate = "10Gbps", delay = "1us" }
+fabric_link = { rate = "10Gbps", delay = "1us" }
+[[flows]]
+kind = "request_response"
+pairs = [["h1", "h0"], ["h2", "h0"], ["h3", "h5"]]
+request = "2KB"
+response = "300KB"
+repeats = 20
+gap = "1ms"
+[[flows]]
+kind = "transactions"
+pairs = [["h4", "h6"], ["h7", "h6"]]
+request = "100B"
+response = "20KB"
+[[flows]]
+kind = "bulk"
+pairs = [["h8", "h0"], ["h9", "h0"]]
+bytes = "2MB"
+[[flows]]
+kind = "poisson"
+cdf = "websearch"
+load = "40%"
+count = 300
+[output]
+plots = false
+sample_ports = ["edge0:0"]
+"#;
+    for flavor in ["linux", "ns3"] {
+        let text = mixed.replace("[tcp]", &format!("[tcp]\nflavor = \"{flavor}\""));
+        let (_, none) = measure_with(&s.join(&format!("{flavor}-kept")), &text, false);
+        let (_, retired) = measure_with(&s.join(&format!("{flavor}-retired")), &text, true);
+        eprintln!("{flavor}: {retired} quiet flows retired");
+        assert_eq!(none, 0);
+        assert!(retired >= 100, "{flavor}: {retired} flows retired");
+        for table in ["flows.csv", "drops.csv", "queues.csv"] {
+            let a = std::fs::read(s.join(&format!("{flavor}-kept")).join(table)).unwrap();
+            let b = std::fs::read(s.join(&format!("{flavor}-retired")).join(table)).unwrap();
+            assert!(a == b, "{flavor}: {table} differs when quiet flows are retired");
+        }
+    }
+}
