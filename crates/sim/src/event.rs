@@ -150,9 +150,9 @@ pub const FAR: u32 = u32::MAX;
 /// the run when `t <= hi`).
 ///
 /// When the run is used up it is refilled from the lowest occupied bucket, which holds the
-/// earliest events: a level-0 bucket (one time) or a small bucket is sorted and becomes the
-/// run; a large one gives up its earliest events and re-files the rest on lower levels around
-/// them as the new `base`. Each event moves at most 8 times and every move is a vector append.
+/// earliest events: a level-0 bucket (one time), a small bucket, or one of up to 256 events
+/// within 65.5 ns is sorted and becomes the run; a larger one gives up its earliest events
+/// and re-files the rest on lower levels around them as the new `base`. Each event moves at most 8 times and every move is a vector append.
 /// While few events are pending (the common case in small scenarios) they all live in the run
 /// (`hi` = `Time::MAX`): a push is a short sorted insert and a pop takes the front; the run
 /// spills into the buckets when it grows long.
@@ -199,6 +199,14 @@ const LEVELS: usize = 8;
 const DIGITS: usize = 256;
 /// A bucket this small becomes the run by sorting it.
 const SORT_BUCKET: usize = 16;
+/// ... and so does one up to this large whose times lie close together (a level at most
+/// [`SORT_WHOLE_LEVEL`]): one sort instead of re-filing each of its events on a lower level,
+/// which writes each to a bucket of its own and costs a cache miss apiece when thousands of
+/// events are pending (a data-center run). A run that spans little time takes few of the
+/// events pushed while it lasts, so inserting into it stays rare.
+const SORT_WHOLE: usize = 256;
+/// Level 2: a bucket spans 2^16 ps (65.5 ns).
+const SORT_WHOLE_LEVEL: usize = 2;
 /// A refill keeps adding the next small buckets to the run until it holds this many events
 /// (so that the caller can look ahead at coming events and prefetch for them).
 const RUN_TARGET: usize = 48;
@@ -400,8 +408,12 @@ impl<E: Copy> EventQueue<E> {
             return true;
         }
         let (level, i) = self.take_lowest();
-        if level == 0 || self.buckets[i].len() <= SORT_BUCKET {
+        let n = self.buckets[i].len();
+        if level == 0 || n <= SORT_BUCKET || (level <= SORT_WHOLE_LEVEL && n <= SORT_WHOLE) {
             let mut sort = level > 0;
+            // Up to `SORT_WHOLE` events in scheduling order, not few enough for an insertion
+            // sort.
+            let whole = level > 0 && n > SORT_BUCKET;
             // One time, or few events: sorted, the bucket is the run. Later buckets hold
             // only later times than any of these, so `base` stays valid.
             std::mem::swap(&mut self.run, &mut self.buckets[i]);
@@ -423,7 +435,10 @@ impl<E: Copy> EventQueue<E> {
                 self.run.append(&mut self.buckets[i]);
                 sort |= level > 0;
             }
-            if sort {
+            if whole {
+                // Stable, as the insertion sort: the same order whatever the keys.
+                self.run.sort_by_key(|e| (e.0, e.1));
+            } else if sort {
                 sort_by_time(&mut self.run);
             }
             self.hi = self.run[self.run.len() - 1].0;
