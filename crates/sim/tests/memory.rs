@@ -6,6 +6,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::mem::size_of;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard};
 use tandem_sim::limits::{fmt_bytes, Limits, BASE_BYTES};
 use tandem_sim::packet::Packet;
 use tandem_sim::scenario::Scenario;
@@ -17,6 +18,14 @@ struct Counting;
 
 static NOW: AtomicUsize = AtomicUsize::new(0);
 static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+/// The counters are the process's: a test holds this while it runs, so that no other test's
+/// heap counts towards its peak.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn serial() -> MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 fn grew(by: usize) {
     let now = NOW.fetch_add(by, Ordering::Relaxed) + by;
@@ -169,30 +178,9 @@ plots = false
 sample_ports = ["switch0:0"]
 "#;
 
-/// [`INCAST`] with a 1 ms minimum RTO, so that all but a few of its flows complete and their
-/// connections go quiet within the run.
-const INCAST_QUIET: &str = r#"
-duration = "200ms"
-[tcp]
-min_rto = "1ms"
-[topology]
-kind = "star"
-hosts = 65
-link = { rate = "10Gbps", delay = "1us" }
-[[flows]]
-kind = "incast"
-senders = "h1..h64"
-receiver = "h0"
-bytes = "20KB"
-repeats = 100
-gap = "1ms"
-[output]
-plots = false
-sample_ports = ["switch0:0"]
-"#;
-
 #[test]
 fn the_estimate_bounds_the_heap_a_run_uses() {
+    let _serial = serial();
     let s = Scratch::new("memory");
     for (name, text) in [
         ("fat-tree", FAT_TREE),
@@ -218,9 +206,12 @@ fn the_estimate_bounds_the_heap_a_run_uses() {
 /// flows that are active, not of every flow that ever started, and writes the same tables.
 #[test]
 fn retiring_quiet_flows_frees_their_endpoints_and_changes_no_output() {
+    let _serial = serial();
     let s = Scratch::new("memory-retire");
-    let ((_, kept, _), none) = measure_with(&s.join("kept"), INCAST_QUIET, false);
-    let ((_, freed, _), retired) = measure_with(&s.join("retired"), INCAST_QUIET, true);
+    // A 1 ms minimum RTO, so that all but a few of the flows complete and go quiet.
+    let quiet = INCAST.replacen("[topology]", "[tcp]\nmin_rto = \"1ms\"\n[topology]", 1);
+    let ((_, kept, _), none) = measure_with(&s.join("kept"), &quiet, false);
+    let ((_, freed, _), retired) = measure_with(&s.join("retired"), &quiet, true);
     eprintln!(
         "incast, 6,400 flows in 100 rounds: peak heap {} keeping every endpoint, {} retiring {retired} quiet flows",
         fmt_bytes(kept),
@@ -250,6 +241,7 @@ fn retiring_quiet_flows_frees_their_endpoints_and_changes_no_output() {
 /// and without retiring quiet flows.
 #[test]
 fn retiring_quiet_flows_changes_no_output_of_any_flow_kind() {
+    let _serial = serial();
     let s = Scratch::new("memory-retire-kinds");
     let mixed = r#"
 duration = "30ms"
