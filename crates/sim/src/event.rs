@@ -152,10 +152,11 @@ pub const FAR: u32 = u32::MAX;
 /// When the run is used up it is refilled from the lowest occupied bucket, which holds the
 /// earliest events: a level-0 bucket (one time), a small bucket, or one of up to 256 events
 /// within 65.5 ns is sorted and becomes the run; a larger one gives up its earliest events
-/// and re-files the rest on lower levels around them as the new `base`. Each event moves at most 8 times and every move is a vector append.
-/// While few events are pending (the common case in small scenarios) they all live in the run
-/// (`hi` = `Time::MAX`): a push is a short sorted insert and a pop takes the front; the run
-/// spills into the buckets when it grows long.
+/// and re-files the rest on lower levels around them as the new `base`. Each event moves at
+/// most 8 times and every move is a vector append. While few events are pending (the common
+/// case in small scenarios) they all live in the run (`hi` = `Time::MAX`): a push is a short
+/// sorted insert and a pop takes the front; the run spills into the buckets when it grows
+/// long.
 ///
 /// Ties: every event carries its sequence number (the count of pushes and reservations when
 /// it was scheduled) and the run is sorted by (time, sequence), so events leave in exactly the
