@@ -164,8 +164,9 @@ pub const FAR: u32 = u32::MAX;
 /// number; [`EventQueue::reserve_seq`] and [`EventQueue::push_reserved`] let a caller decide
 /// later whether an event is needed at all and, if it is, put it where it would have been
 /// (the simulator's port uses this for the end of a transmission that nothing may wait for).
-/// Pushes come in sequence order almost always, so the sorts (insertion sorts) mostly
-/// confirm an order that is already there.
+/// Pushes come in sequence order almost always, so the sorts (insertion sorts, after a
+/// counting sort on one digit for a bucket of up to 256 events) mostly confirm an order that
+/// is already there; every sort is stable.
 #[derive(Debug, Clone)]
 pub struct EventQueue<E = Event> {
     /// Sorted pending events at or before `hi`; those before `head` have been popped.
@@ -186,6 +187,8 @@ pub struct EventQueue<E = Event> {
     /// does not grow from nothing by reallocating and copying (at data-center scale a level-2
     /// bucket, 16.8 us of events, holds tens of thousands).
     spare: Vec<Vec<Slot<E>>>,
+    /// Room for [`sort_by_digit`].
+    scratch: Vec<Slot<E>>,
     len: usize,
     seq: u64,
     /// The sequence number of the event popped last.
@@ -229,6 +232,7 @@ impl<E> Default for EventQueue<E> {
             occupied: [[0; 4]; LEVELS],
             levels: 0,
             spare: Vec::new(),
+            scratch: Vec::new(),
             len: 0,
             seq: 0,
             popped: 0,
@@ -241,6 +245,30 @@ impl<E> Default for EventQueue<E> {
 const KEEP: usize = 256;
 /// At most this many emptied large buckets' vectors are kept for reuse.
 const SPARES: usize = 4;
+
+/// Orders `v` by the 8-bit digit of its times at bit `shift`, keeping the order of events
+/// with equal digits (a counting sort through `scratch`, which it leaves holding the old
+/// order).
+fn sort_by_digit<E: Copy>(v: &mut [Slot<E>], scratch: &mut Vec<Slot<E>>, shift: usize) {
+    let digit = |e: &Slot<E>| (e.0 >> shift) as usize & (DIGITS - 1);
+    let mut at = [0u32; DIGITS];
+    for e in v.iter() {
+        at[digit(e)] += 1;
+    }
+    let mut sum = 0;
+    for a in &mut at {
+        let n = *a;
+        *a = sum;
+        sum += n;
+    }
+    scratch.clear();
+    scratch.extend_from_slice(v);
+    for e in scratch.iter() {
+        let d = digit(e);
+        v[at[d] as usize] = *e;
+        at[d] += 1;
+    }
+}
 
 /// Insertion sort by (time, sequence) (buckets here are small or nearly sorted, so this beats
 /// a merge sort and never allocates; on sorted input it is one comparison per event).
@@ -413,13 +441,20 @@ impl<E: Copy> EventQueue<E> {
         if level == 0 || n <= SORT_BUCKET || (level <= SORT_WHOLE_LEVEL && n <= SORT_WHOLE) {
             let mut sort = level > 0;
             // Up to `SORT_WHOLE` events in scheduling order, not few enough for an insertion
-            // sort.
+            // sort alone.
             let whole = level > 0 && n > SORT_BUCKET;
             // One time, or few events: sorted, the bucket is the run. Later buckets hold
             // only later times than any of these, so `base` stays valid.
             std::mem::swap(&mut self.run, &mut self.buckets[i]);
             if self.buckets[i].capacity() > KEEP {
                 self.buckets[i] = Vec::new();
+            }
+            if whole {
+                // The bucket's times share every digit above its level's: ordered by the
+                // digit below (a counting sort), only events within one such digit (256 ps
+                // at level 1 and 2) can still be out of order, which the insertion sort below
+                // puts right at little cost.
+                sort_by_digit(&mut self.run, &mut self.scratch, 8 * (level - 1));
             }
             // Runs of one or two events leave the caller nothing to look ahead at
             // (`upcoming`): with many events pending (a working set beyond the caches,
@@ -436,10 +471,7 @@ impl<E: Copy> EventQueue<E> {
                 self.run.append(&mut self.buckets[i]);
                 sort |= level > 0;
             }
-            if whole {
-                // Stable, as the insertion sort: the same order whatever the keys.
-                self.run.sort_by_key(|e| (e.0, e.1));
-            } else if sort {
+            if sort {
                 sort_by_time(&mut self.run);
             }
             self.hi = self.run[self.run.len() - 1].0;

@@ -29,6 +29,7 @@ pub mod port;
 pub(crate) mod prefetch;
 pub mod queue;
 pub mod report;
+pub(crate) mod ring;
 pub mod run;
 pub mod scenario;
 pub mod sim;

@@ -5,10 +5,10 @@
 use crate::config::{BufferConfig, Marking, QueueConfig};
 use crate::ns3_rng::Mrg32k3a;
 use crate::packet::{Packet, PacketId};
+use crate::ring::InlineDeque;
 use crate::time::Time;
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
-use std::collections::VecDeque;
 use tandem_wire::ipv4::Ecn;
 
 /// Why a packet was dropped. Every drop in the simulator carries one.
@@ -107,11 +107,27 @@ pub struct Queued {
     pub enqueued: Time,
 }
 
+impl Default for Queued {
+    /// A filler for a ring's unused slots ([`InlineDeque`]).
+    fn default() -> Self {
+        Queued {
+            pkt: PacketId(0),
+            size: 0,
+            last_bit: 0,
+            enqueued: 0,
+        }
+    }
+}
+
+/// Packets a class keeps inline in its port ([`Lane`]): at 50% load a packet mostly finds
+/// the queue empty or holding one; two in the port's lines cover that without a third.
+const INLINE_QUEUED: usize = 2;
+
 /// One class's packets and their bytes: what every packet of the class touches.
 #[derive(Debug, Default, Clone)]
 struct Lane {
-    q: VecDeque<Queued>,
     bytes: u64,
+    q: InlineDeque<Queued, INLINE_QUEUED>,
 }
 
 /// One class's RED state (untouched without RED marking).
@@ -413,9 +429,11 @@ pub enum Admission {
 /// The queues of one egress port.
 ///
 /// `repr(C)`, the fields every packet touches first (totals, the configuration's limits and
-/// marking kind as copies, class 0's packets, the counters), so that with the port's own
-/// (see [`crate::port::Port`]) they fill three cache lines: at data-center scale the ports do
-/// not fit the CPU's caches, and a packet's enqueue and dequeue pay for every line they touch.
+/// marking kind as copies, class 0's packets with its first two entries inline, the
+/// counters), so that with the port's own (see [`crate::port::Port`]) they fill five cache
+/// lines, which the event loop fetches ahead ([`EgressQueues::HOT_BYTES`]): at data-center
+/// scale the ports do not fit the CPU's caches, and a packet's enqueue and dequeue pay for
+/// every line they touch that was not fetched.
 #[derive(Debug, Clone)]
 #[repr(C)]
 pub struct EgressQueues {
@@ -477,6 +495,10 @@ enum RedRng {
 pub const RED_MEAN_PACKET: f64 = 1500.0;
 
 impl EgressQueues {
+    /// Bytes at the start of the structure that a packet's enqueue and dequeue read on a
+    /// single-class port without RED: up to its RED state (see [`crate::port::Port::HOT_BYTES`]).
+    pub(crate) const HOT_BYTES: usize = std::mem::offset_of!(EgressQueues, first_red);
+
     /// The same queues, told the rate of the link they feed (RED ages its average over idle
     /// periods as if this link had sent packets of [`RED_MEAN_PACKET`] bytes).
     pub fn with_link_rate(mut self, rate_bps: u64) -> EgressQueues {
@@ -757,11 +779,6 @@ impl EgressQueues {
         };
         let (cq, st) = class_parts(&mut self.first, &mut self.first_red, &mut self.rest, ci);
         let e = cq.q.pop_front()?;
-        if cq.q.is_empty() {
-            // Start the ring again at its first slot, so that a queue that keeps emptying
-            // (most ports, most of the time) writes the same cache lines over and over.
-            cq.q.clear();
-        }
         if ns3_red {
             // ns-3 notes an idle period whenever it asks its queue disc for a packet and finds
             // it empty (`DoDequeue`: `m_idle`, `m_idleTime`). It asks as the device takes a

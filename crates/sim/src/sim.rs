@@ -741,7 +741,7 @@ impl Sim {
             .get(node.0 as usize)
             .and_then(|n| n.ports.get(usize::from(port)))
         {
-            crate::prefetch::prefetch(p);
+            crate::prefetch::prefetch_prefix(p, Port::HOT_BYTES);
         }
     }
 

@@ -312,8 +312,8 @@ link = { rate = "10Gbps", delay = "1us" }
 "#;
     let e = refused(text, 8 * GIB, "topology");
     assert_eq!(e.line, Some(3));
-    // About 1.4 TiB of nodes and ports, by the estimate (and 87 TiB of queue samples).
-    assert!(e.message.contains("(network 1.36"), "{e}");
+    // About 1.5 TiB of nodes and ports, by the estimate (and 87 TiB of queue samples).
+    assert!(e.message.contains("(network 1.48"), "{e}");
     // With the limit out of the way, the switch's port count still refuses it, unallocated.
     let e = parse_limited(text, u64::MAX).unwrap_err();
     assert_eq!(e.message, "a switch would have 1000000000 ports (at most 65535)");
