@@ -387,7 +387,7 @@ fn scenarios_beyond_the_memory_limit_are_refused_in_one_line() {
         refused(
             &["sim", cmd, star, "--max-memory", "8GiB"],
             &[
-                "star.toml:2: topology: the run would need about 88.8 TiB (network 1.36 TiB, routing 128 KiB,",
+                "star.toml:2: topology: the run would need about 88.9 TiB (network 1.48 TiB, routing 128 KiB,",
                 "more than the memory limit of 8.00 GiB",
                 "--max-memory",
             ],
