@@ -99,10 +99,11 @@ impl<T: Copy + Default, const N: usize> InlineDeque<T, N> {
             let s = self.slot(self.len);
             self.slots[s] = y;
             self.len += 1;
-        } else if self.len == 0 {
-            // Start again at the first slot: a queue that keeps emptying reuses the same
-            // bytes.
-            self.head = 0;
+            if self.spill.is_empty() {
+                // Start the heap ring again at its first slot, so that a queue that keeps
+                // spilling and draining writes the same cache lines over and over.
+                self.spill.clear();
+            }
         }
         Some(x)
     }
