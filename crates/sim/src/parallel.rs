@@ -159,6 +159,12 @@ struct Shared {
     /// Per window parity and partition: its earliest pending event, and packets it holds.
     next: [Vec<AtomicU64>; 2],
     held: [Vec<AtomicU64>; 2],
+    /// Per window parity and partition: the flows that went quiet there (candidates for
+    /// retirement, [`Sim::retire_quiet_flows`]), and those of the window before's candidates
+    /// it still holds something of. Each partition replaces its own lists; every partition
+    /// reads all of them after the barrier.
+    quiet: [Vec<Mutex<Vec<u32>>>; 2],
+    veto: [Vec<Mutex<Vec<u32>>>; 2],
     /// Set when a partition's events panicked.
     broken: AtomicBool,
 }
@@ -188,6 +194,8 @@ impl Parallel {
                 mail: [0, 1].map(|_| (0..n * n).map(|_| Mutex::new(Vec::new())).collect()),
                 next: [0, 1].map(|_| (0..n).map(|_| AtomicU64::new(0)).collect()),
                 held: [0, 1].map(|_| (0..n).map(|_| AtomicU64::new(0)).collect()),
+                quiet: [0, 1].map(|_| (0..n).map(|_| Mutex::new(Vec::new())).collect()),
+                veto: [0, 1].map(|_| (0..n).map(|_| Mutex::new(Vec::new())).collect()),
                 broken: AtomicBool::new(false),
             };
             let (start, window, owner) = (self.next, self.window, &*self.owner);
@@ -241,10 +249,30 @@ impl Parallel {
         self.windows
     }
 
+    /// Makes every partition retire the flows that have gone quiet ([`Sim::retire_quiet_flows`]):
+    /// a flow's endpoints are given back, in every partition at once, at the end of a window
+    /// where no partition holds a packet of it and none of its endpoints waits for a timer.
+    /// Call it before the run starts.
+    pub fn retire_quiet_flows(&mut self) -> bool {
+        // Every partition, whatever the others answer (a short-circuit would skip some).
+        let answers: Vec<bool> = self.parts.iter_mut().map(Sim::retire_quiet_flows).collect();
+        answers.into_iter().all(|a| a)
+    }
+
+    /// Flows retired so far, over all partitions.
+    pub fn retired_flows(&self) -> u64 {
+        self.parts.iter().map(Sim::retired_flows).sum()
+    }
+
     /// The run as one simulation, for its reports ([`crate::report`]).
     pub fn finish(self) -> Sim {
         Sim::merge(self.parts, self.now, self.peak)
     }
+}
+
+/// A shared list, also after a partition panicked holding it (the run panics at its end).
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// One partition's windows from `start` up to `until`; returns the most packets in flight at a
@@ -273,6 +301,9 @@ fn windows(
         count += 1;
         let out = sim.take_outbox();
         let mut next = sim.next_event_time();
+        // Retirement: judged on the state every partition has at this window's end.
+        *lock(&sh.veto[parity][me]) = sim.vetoes(&out);
+        *lock(&sh.quiet[parity][me]) = sim.take_quiet();
         let held = sim.packets_held()
             + out
                 .iter()
@@ -285,17 +316,23 @@ fn windows(
                 by[usize::from(owner[t.node.0 as usize])].push(t);
             }
             for (to, v) in by.into_iter().enumerate().filter(|(_, v)| !v.is_empty()) {
-                sh.mail[parity][me * n + to]
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .extend(v);
+                lock(&sh.mail[parity][me * n + to]).extend(v);
             }
         }
         sh.next[parity][me].store(next, Ordering::Relaxed);
         sh.held[parity][me].store(held as u64, Ordering::Relaxed);
         sh.barrier.wait();
+        if !sh.broken.load(Ordering::Relaxed) {
+            let gather = |lists: &[Mutex<Vec<u32>>]| {
+                let mut all: Vec<u32> = lists.iter().flat_map(|l| lock(l).clone()).collect();
+                all.sort_unstable();
+                all.dedup();
+                all
+            };
+            sim.retire_unvetoed(&gather(&sh.veto[parity]), gather(&sh.quiet[parity]));
+        }
         for from in 0..n {
-            let v = std::mem::take(&mut *sh.mail[parity][from * n + me].lock().unwrap_or_else(|e| e.into_inner()));
+            let v = std::mem::take(&mut *lock(&sh.mail[parity][from * n + me]));
             if !sh.broken.load(Ordering::Relaxed) {
                 for t in v {
                     sim.accept(t);

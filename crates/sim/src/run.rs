@@ -127,6 +127,21 @@ impl Engine {
             Engine::Partitioned(p) => p.events_processed(),
         }
     }
+    /// Gives back the endpoints of flows that have gone quiet ([`Sim::retire_quiet_flows`],
+    /// [`Parallel::retire_quiet_flows`]). Call it before the run starts.
+    pub fn retire_quiet_flows(&mut self) -> bool {
+        match self {
+            Engine::One(s) => s.retire_quiet_flows(),
+            Engine::Partitioned(p) => p.retire_quiet_flows(),
+        }
+    }
+    /// Flows whose endpoints have been retired so far.
+    pub fn retired_flows(&self) -> u64 {
+        match self {
+            Engine::One(s) => s.retired_flows(),
+            Engine::Partitioned(p) => p.retired_flows(),
+        }
+    }
     /// The run as one simulation, for its reports.
     pub fn finish(self) -> Sim {
         match self {
@@ -264,10 +279,8 @@ pub fn run_cancellable(
     let created = !out_dir.exists();
     std::fs::create_dir_all(out_dir).map_err(|e| RunError::Io(out_dir.to_path_buf(), e))?;
     let mut sim = build_engine(sc, Some(out_dir))?;
-    if let Engine::One(s) = &mut sim {
-        // The outputs need only the counters of a flow that has gone quiet (`report`).
-        s.retire_quiet_flows();
-    }
+    // The outputs need only the counters of a flow that has gone quiet (`report`).
+    sim.retire_quiet_flows();
     let end = sc.duration;
     let step = (end / 200).max(MS);
     let mut t = 0;

@@ -532,14 +532,12 @@ impl Sim {
     /// when their endpoints report (a delivery, a failure). So every output is what it would
     /// have been, and memory follows the flows that are still active, not every flow of the
     /// run (a flow whose connection stays half open, as a bulk flow's does in the default
-    /// flavour, goes quiet as well). Not in a partition of a partitioned run (a packet carried
-    /// to another partition leaves this one's count): there this does nothing and returns
-    /// false. Call it before the run starts; [`Sim::flow_results`] shows no endpoints for the
-    /// flows retired.
+    /// flavour, goes quiet as well). In a partition of a partitioned run a flow's endpoints and
+    /// packets may be spread over several partitions, so the flows that go quiet here are only
+    /// candidates, retired by every partition at once at the end of a window where none of them
+    /// holds anything of the flow ([`crate::parallel`]). Call it before the run starts (it
+    /// returns true); [`Sim::flow_results`] shows no endpoints for the flows retired.
     pub fn retire_quiet_flows(&mut self) -> bool {
-        if self.part.is_some() {
-            return false;
-        }
         self.pool.count_flows(self.flows.len());
         self.retire_quiet = true;
         true
@@ -1668,7 +1666,12 @@ impl Sim {
                     );
                 }
             } else if self.retire_quiet && self.flush_depth == 0 {
-                self.retire(flow);
+                match self.part.as_deref_mut() {
+                    // Nothing of the flow here: a candidate, judged at the window's end.
+                    Some(part) if self.pool.flow_live(flow) == 0 => part.quiet.push(flow.0),
+                    Some(_) => {}
+                    None => self.retire(flow),
+                }
             }
         }
     }

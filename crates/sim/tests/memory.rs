@@ -76,21 +76,38 @@ fn measure(out: &Path, text: &str) -> (u64, u64, u64) {
 /// [`measure`], with `retire` the run retiring quiet flows (`Sim::retire_quiet_flows`);
 /// also returns the flows retired.
 fn measure_with(out: &Path, text: &str, retire: bool) -> ((u64, u64, u64), u64) {
+    measure_on(out, text, retire, None)
+}
+
+/// [`measure_with`] on `threads` threads (a partitioned run) or, with `None`, one simulation.
+fn measure_on(out: &Path, text: &str, retire: bool, threads: Option<u16>) -> ((u64, u64, u64), u64) {
     let base = NOW.load(Ordering::Relaxed);
     PEAK.store(base, Ordering::Relaxed);
-    let sc = Scenario::parse_with(text, "m.toml", "m", Path::new("."), &[], &Limits::max_memory(64 << 30))
-        .unwrap_or_else(|e| panic!("{e}"));
+    let sets: Vec<(String, String)> = threads
+        .map(|n| ("threads".to_string(), n.to_string()))
+        .into_iter()
+        .collect();
+    let sc = Scenario::parse_with(
+        text,
+        "m.toml",
+        "m",
+        Path::new("."),
+        &sets,
+        &Limits::max_memory(64 << 30),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
     let est = sc.memory_estimate().total() - BASE_BYTES;
-    let mut sim = run::build(&sc, None).unwrap();
+    let mut engine = run::build_engine(&sc, None).unwrap();
     if retire {
-        assert!(sim.retire_quiet_flows());
+        assert!(engine.retire_quiet_flows());
     }
     let step = sc.duration / 10;
     let mut t = 0;
     while t < sc.duration {
         t = (t + step).min(sc.duration);
-        sim.run_until(t);
+        engine.run_until(t);
     }
+    let sim = engine.finish();
     std::fs::create_dir_all(out).unwrap();
     report::write_tables(&sim, out).unwrap();
     // The packet pool at its peak (its list at up to twice the packets, and the old list while
@@ -292,4 +309,86 @@ sample_ports = ["edge0:0"]
             assert!(a == b, "{flavor}: {table} differs when quiet flows are retired");
         }
     }
+}
+
+/// A partitioned run retires quiet flows too, every partition at once at the end of a window
+/// where no partition holds anything of the flow: the same tables as keeping every endpoint,
+/// the same flows retired for any number of threads (about as many as one simulation
+/// retires), and the endpoints' memory given back.
+#[test]
+fn a_partitioned_run_retires_quiet_flows_and_changes_no_output() {
+    let _serial = serial();
+    let s = Scratch::new("memory-retire-threads");
+    // 1,500 incast flows into h0 from every pod of a k = 4 fat tree (two pods a partition on
+    // two threads), web-search flows and request-response exchanges beside them, with a 1 ms
+    // minimum RTO so that nearly every flow completes and goes quiet.
+    let text = r#"
+duration = "40ms"
+[tcp]
+min_rto = "1ms"
+[switch.queue]
+limit_packets = 30
+[topology]
+kind = "fat_tree"
+k = 4
+host_link = { rate = "10Gbps", delay = "1us" }
+fabric_link = { rate = "10Gbps", delay = "1us" }
+[[flows]]
+kind = "incast"
+senders = "h1..h15"
+receiver = "h0"
+bytes = "20KB"
+repeats = 100
+gap = "300us"
+[[flows]]
+kind = "poisson"
+cdf = "websearch"
+load = "30%"
+count = 3000
+[[flows]]
+kind = "request_response"
+pairs = [["h1", "h14"], ["h6", "h9"]]
+request = "2KB"
+response = "100KB"
+repeats = 10
+gap = "1ms"
+[output]
+plots = false
+sample_ports = ["edge0:0"]
+"#;
+    let (_, single) = measure_on(&s.join("one"), text, true, None);
+    let mut counts = Vec::new();
+    for threads in [2u16, 3] {
+        let kept_dir = s.join(&format!("{threads}-kept"));
+        let retired_dir = s.join(&format!("{threads}-retired"));
+        let ((_, kept, _), none) = measure_on(&kept_dir, text, false, Some(threads));
+        let ((_, freed, _), retired) = measure_on(&retired_dir, text, true, Some(threads));
+        eprintln!(
+            "{threads} threads: peak heap {} keeping every endpoint, {} retiring {retired} quiet flows \
+             (one simulation: {single})",
+            fmt_bytes(kept),
+            fmt_bytes(freed)
+        );
+        assert_eq!(none, 0);
+        assert!(
+            retired >= 1_400 && retired * 20 >= single * 19,
+            "{threads} threads: {retired} flows retired"
+        );
+        // The endpoints of 1,400 finished flows: at least half of that no longer held.
+        let endpoints = 1_400 * 2 * size_of::<tandem_sim::tcp::TcpEndpoint>() as u64;
+        assert!(
+            freed + endpoints / 2 <= kept,
+            "{threads} threads: retiring {freed}, keeping {kept}"
+        );
+        for table in ["flows.csv", "drops.csv", "queues.csv"] {
+            let a = std::fs::read(kept_dir.join(table)).unwrap();
+            let b = std::fs::read(retired_dir.join(table)).unwrap();
+            assert!(
+                a == b,
+                "{threads} threads: {table} differs when quiet flows are retired"
+            );
+        }
+        counts.push(retired);
+    }
+    assert_eq!(counts[0], counts[1], "flows retired on 2 and 3 threads");
 }

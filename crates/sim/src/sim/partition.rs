@@ -10,6 +10,7 @@
 use super::{FlowResult, Sim};
 use crate::event::{Event, EventQueue};
 use crate::packet::{FlowId, NodeId, Packet};
+use crate::tcp::{TcpEndpoint, TcpStats};
 use crate::time::Time;
 use rustc_hash::FxHashMap;
 use std::sync::Arc;
@@ -38,6 +39,12 @@ pub(crate) struct PartState {
     pub(crate) sample_until: Time,
     /// When each flow that failed here failed, as (time, key of the event it failed in).
     failures: FxHashMap<u32, (Time, u64)>,
+    /// Flows whose endpoint here went quiet in this window with none of their packets here
+    /// ([`Sim::retire_quiet_flows`]): candidates for retirement, published at its end.
+    pub(crate) quiet: Vec<u32>,
+    /// Every partition's candidates of the window before, in order: judged at this window's
+    /// end, where the run is cut the same way in every partition.
+    pending: Vec<u32>,
 }
 
 impl PartState {
@@ -110,6 +117,8 @@ impl Sim {
             outbox: Vec::new(),
             sample_until,
             failures: FxHashMap::default(),
+            quiet: Vec::new(),
+            pending: Vec::new(),
         };
         let mut events = EventQueue::new();
         for f in &self.flows {
@@ -215,6 +224,102 @@ impl Sim {
         self.pool.live()
     }
 
+    /// The flows that went quiet here in the window that just ended, each once and in order,
+    /// less those this partition still holds something of (their candidacy comes again when
+    /// their endpoint here next goes quiet).
+    pub(crate) fn take_quiet(&mut self) -> Vec<u32> {
+        let Some(part) = self.part.as_deref_mut() else {
+            return Vec::new();
+        };
+        let mut quiet = std::mem::take(&mut part.quiet);
+        quiet.sort_unstable();
+        quiet.dedup();
+        quiet.retain(|&f| self.holds_nothing_of(f, &[]));
+        quiet
+    }
+
+    /// At a window's end, with `outbox` the packets this partition has just sent to others:
+    /// the flows of the previous window's candidates that this partition still holds something
+    /// of (a packet, here or on its way out, or an endpoint with a timer or not yet started).
+    /// A flow no partition names has no packet anywhere and no endpoint that can act again.
+    pub(crate) fn vetoes(&self, outbox: &[Transfer]) -> Vec<u32> {
+        let Some(part) = self.part.as_deref() else {
+            return Vec::new();
+        };
+        if part.pending.is_empty() {
+            return Vec::new();
+        }
+        let mut leaving: Vec<u32> = outbox
+            .iter()
+            .filter_map(|t| match &t.what {
+                Carried::Packet { packet, .. } => Some(packet.flow.0),
+                Carried::Pause { .. } => None,
+            })
+            .collect();
+        leaving.sort_unstable();
+        leaving.dedup();
+        part.pending
+            .iter()
+            .copied()
+            .filter(|&f| !self.holds_nothing_of(f, &leaving))
+            .collect()
+    }
+
+    /// Whether this partition holds nothing of `flow`: none of its packets (`leaving`, sorted:
+    /// the flows of the packets on their way to other partitions), and its endpoints here, if
+    /// any, started and waiting for no timer.
+    fn holds_nothing_of(&self, flow: u32, leaving: &[u32]) -> bool {
+        let Some(part) = self.part.as_deref() else {
+            return false;
+        };
+        let f = &self.flows[flow as usize];
+        if f.retired.is_some() {
+            return true;
+        }
+        if self.pool.flow_live(FlowId(flow)) > 0 || leaving.binary_search(&flow).is_ok() {
+            return false;
+        }
+        let own = |n: NodeId| part.owner[n.0 as usize] == part.index;
+        let sides = [(own(f.spec.src), &f.eps[0]), (own(f.spec.dst), &f.eps[1])];
+        sides.iter().enumerate().all(|(side, (here, ep))| {
+            !here
+                || match ep.as_deref() {
+                    Some(ep) => ep.next_timer().is_none(),
+                    // A client not started yet (its start is due); a server that never came
+                    // into being holds nothing.
+                    None => side == 1,
+                }
+        })
+    }
+
+    /// After the barrier that ends a window: `vetoed` (sorted) are the flows of the previous
+    /// window's candidates that some partition still held something of; the others are
+    /// retired here (their endpoints in this partition, if any). `quiet` (sorted, every
+    /// partition's candidates of this window) are judged at the next window's end.
+    pub(crate) fn retire_unvetoed(&mut self, vetoed: &[u32], quiet: Vec<u32>) {
+        let Some(part) = self.part.as_deref_mut() else {
+            return;
+        };
+        let pending = std::mem::replace(&mut part.pending, quiet);
+        let (owner, index) = (part.owner.clone(), part.index);
+        for flow in pending {
+            if vetoed.binary_search(&flow).is_ok() {
+                continue;
+            }
+            let f = &mut self.flows[flow as usize];
+            if f.retired.is_some() || f.eps.iter().all(Option::is_none) {
+                continue;
+            }
+            let kept = |e: &Option<Box<TcpEndpoint>>| e.as_deref().map(|e| e.stats().clone());
+            f.retired = Some(Box::new([kept(&f.eps[0]), kept(&f.eps[1])]));
+            f.eps = [None, None];
+            // Counted once, where the client is.
+            if owner[f.spec.src.0 as usize] == index {
+                self.retired_flows += 1;
+            }
+        }
+    }
+
     /// Merges the partitions of a finished run into the first, as one simulation whose nodes,
     /// flows, samples, captures and counts are the run's: each node's state from its owner,
     /// each flow's endpoints from their hosts' owners and its result from both. `now` is
@@ -257,6 +362,18 @@ impl Sim {
             let mut b = take(&mut others, &mut first, pd);
             let mut merged = a;
             merged.eps[1] = b.eps[1].take();
+            if merged.retired.is_some() || b.retired.is_some() {
+                // Retired on both sides at once (one side may never have had an endpoint).
+                let stats = |r: Option<Box<[Option<TcpStats>; 2]>>, ep: &Option<Box<TcpEndpoint>>, side: usize| match r
+                {
+                    Some(r) => r[side].clone(),
+                    None => ep.as_deref().map(|e| e.stats().clone()),
+                };
+                let s0 = stats(merged.retired.take(), &merged.eps[0], 0);
+                let s1 = stats(b.retired.take(), &merged.eps[1], 1);
+                merged.retired = Some(Box::new([s0, s1]));
+                merged.eps = [None, None];
+            }
             merged.result = combine(&merged.result, &b.result);
             // A flow that failed on both sides failed last where it failed later (as one
             // simulation would have written it last).
@@ -274,6 +391,7 @@ impl Sim {
         for s in &mut others {
             samples.append(&mut s.samples);
             processed += s.processed;
+            first.retired_flows += s.retired_flows;
             taps.append(&mut s.taps);
         }
         // One simulation takes its samples in time order and, at each time, node by node
