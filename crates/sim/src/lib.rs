@@ -15,6 +15,7 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+pub(crate) mod barrier;
 pub mod config;
 pub mod event;
 pub mod experiment;
