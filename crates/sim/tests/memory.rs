@@ -245,10 +245,16 @@ fn retiring_quiet_flows_frees_their_endpoints_and_changes_no_output() {
         freed + endpoints / 2 <= kept,
         "retiring: peak heap {freed}, keeping: {kept}"
     );
+    same_tables(&s.join("kept"), &s.join("retired"), "incast");
+}
+
+/// The tables of a run that kept every endpoint (`kept`) and of one that retired quiet flows
+/// (`retired`) are the same, byte for byte.
+fn same_tables(kept: &Path, retired: &Path, what: &str) {
     for table in ["flows.csv", "drops.csv", "queues.csv"] {
-        let a = std::fs::read(s.join("kept").join(table)).unwrap();
-        let b = std::fs::read(s.join("retired").join(table)).unwrap();
-        assert!(a == b, "{table} differs when quiet flows are retired");
+        let a = std::fs::read(kept.join(table)).unwrap();
+        let b = std::fs::read(retired.join(table)).unwrap();
+        assert!(a == b, "{what}: {table} differs when quiet flows are retired");
     }
 }
 
@@ -303,11 +309,11 @@ sample_ports = ["edge0:0"]
         eprintln!("{flavor}: {retired} quiet flows retired");
         assert_eq!(none, 0);
         assert!(retired >= 100, "{flavor}: {retired} flows retired");
-        for table in ["flows.csv", "drops.csv", "queues.csv"] {
-            let a = std::fs::read(s.join(&format!("{flavor}-kept")).join(table)).unwrap();
-            let b = std::fs::read(s.join(&format!("{flavor}-retired")).join(table)).unwrap();
-            assert!(a == b, "{flavor}: {table} differs when quiet flows are retired");
-        }
+        same_tables(
+            &s.join(&format!("{flavor}-kept")),
+            &s.join(&format!("{flavor}-retired")),
+            flavor,
+        );
     }
 }
 
@@ -380,14 +386,7 @@ sample_ports = ["edge0:0"]
             freed + endpoints / 2 <= kept,
             "{threads} threads: retiring {freed}, keeping {kept}"
         );
-        for table in ["flows.csv", "drops.csv", "queues.csv"] {
-            let a = std::fs::read(kept_dir.join(table)).unwrap();
-            let b = std::fs::read(retired_dir.join(table)).unwrap();
-            assert!(
-                a == b,
-                "{threads} threads: {table} differs when quiet flows are retired"
-            );
-        }
+        same_tables(&kept_dir, &retired_dir, &format!("{threads} threads"));
         counts.push(retired);
     }
     assert_eq!(counts[0], counts[1], "flows retired on 2 and 3 threads");
