@@ -135,13 +135,6 @@ impl Engine {
             Engine::Partitioned(p) => p.retire_quiet_flows(),
         }
     }
-    /// Flows whose endpoints have been retired so far.
-    pub fn retired_flows(&self) -> u64 {
-        match self {
-            Engine::One(s) => s.retired_flows(),
-            Engine::Partitioned(p) => p.retired_flows(),
-        }
-    }
     /// The run as one simulation, for its reports.
     pub fn finish(self) -> Sim {
         match self {

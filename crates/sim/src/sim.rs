@@ -95,6 +95,16 @@ struct FlowState {
     retired: Option<Box<[Option<TcpStats>; 2]>>,
 }
 
+impl FlowState {
+    /// Retires the flow's endpoints: their counters are kept, the rest is given back
+    /// ([`Sim::retire_quiet_flows`]).
+    fn keep_counters_only(&mut self) {
+        let kept = |e: &Option<Box<TcpEndpoint>>| e.as_deref().map(|e| e.stats().clone());
+        self.retired = Some(Box::new([kept(&self.eps[0]), kept(&self.eps[1])]));
+        self.eps = [None, None];
+    }
+}
+
 /// Bytes of the simulator's state of one flow (its two TCP endpoints included, as a TCP flow
 /// has them), for [`crate::limits`].
 pub(crate) fn flow_state_bytes() -> usize {
@@ -1689,9 +1699,7 @@ impl Sim {
         if f.eps[0].is_none() || !quiet(&f.eps[0]) || !quiet(&f.eps[1]) {
             return;
         }
-        let kept = |e: &Option<Box<TcpEndpoint>>| e.as_deref().map(|e| e.stats().clone());
-        f.retired = Some(Box::new([kept(&f.eps[0]), kept(&f.eps[1])]));
-        f.eps = [None, None];
+        f.keep_counters_only();
         self.retired_flows += 1;
     }
 

@@ -310,9 +310,7 @@ impl Sim {
             if f.retired.is_some() || f.eps.iter().all(Option::is_none) {
                 continue;
             }
-            let kept = |e: &Option<Box<TcpEndpoint>>| e.as_deref().map(|e| e.stats().clone());
-            f.retired = Some(Box::new([kept(&f.eps[0]), kept(&f.eps[1])]));
-            f.eps = [None, None];
+            f.keep_counters_only();
             // Counted once, where the client is.
             if owner[f.spec.src.0 as usize] == index {
                 self.retired_flows += 1;
