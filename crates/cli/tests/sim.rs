@@ -387,7 +387,7 @@ fn scenarios_beyond_the_memory_limit_are_refused_in_one_line() {
         refused(
             &["sim", cmd, star, "--max-memory", "8GiB"],
             &[
-                "star.toml:2: topology: the run would need about 88.9 TiB (network 1.48 TiB, routing 128 KiB,",
+                "star.toml:2: topology: the run would need about 88.9 TiB (program 48.0 MiB, network 1.48 TiB, routing 128 KiB,",
                 "more than the memory limit of 8.00 GiB",
                 "--max-memory",
             ],
@@ -419,7 +419,10 @@ fn scenarios_beyond_the_memory_limit_are_refused_in_one_line() {
     // --max-memory lowers the limit below the smallest run, and raises it above the default.
     refused(
         &["sim", "run", &incast, "--max-memory", "1MiB", "-q"],
-        &["more than the memory limit of 1.00 MiB"],
+        &[
+            "the memory limit of 1.00 MiB is below the 48.0 MiB any run needs",
+            "(--max-memory)",
+        ],
     );
     let o = tandem_in(s.path(), &["sim", "check", fat, "--max-memory", "200GiB"]);
     assert!(o.status.success(), "{}", text(&o.stderr));

@@ -267,13 +267,14 @@ impl MemoryEstimate {
 }
 
 impl fmt::Display for MemoryEstimate {
-    /// `about 1.20 GiB (network 10.0 MiB, routing 0 B, 100000 flows 95.4 MiB, 2560000 queue
-    /// samples 78.1 MiB)`.
+    /// `about 1.20 GiB (program 48.0 MiB, network 10.0 MiB, routing 0 B, 100000 flows 95.4 MiB,
+    /// 2560000 queue samples 78.1 MiB)`: the parts add up to the total.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "about {} (network {}, routing {}, {} flows {}, {} queue samples {})",
+            "about {} (program {}, network {}, routing {}, {} flows {}, {} queue samples {})",
             fmt_bytes(self.total()),
+            fmt_bytes(BASE_BYTES),
             fmt_bytes(self.network),
             fmt_bytes(self.routing),
             self.flow_count,
@@ -306,5 +307,24 @@ mod tests {
         assert_eq!(cgroup_value("max\n"), None);
         assert_eq!(cgroup_value("8589934592\n"), Some(8 << 30));
         assert!(default_max_memory() >= 1 << 20);
+    }
+
+    #[test]
+    fn the_parts_printed_add_up_to_the_total() {
+        let mut est = MemoryEstimate {
+            network: 3 << 20,
+            routing: 1 << 20,
+            ..MemoryEstimate::default()
+        };
+        est.add_flows(1000);
+        let text = est.to_string();
+        assert!(
+            text.starts_with(&format!(
+                "about {} (program 48.0 MiB, network 3.00 MiB, routing 1.00 MiB, 1000 flows",
+                fmt_bytes(est.total())
+            )),
+            "{text}"
+        );
+        assert_eq!(est.total(), BASE_BYTES + (4 << 20) + est.flows);
     }
 }

@@ -810,6 +810,18 @@ impl Scenario {
             })?;
             ctx.overridden.push(path);
         }
+        if let Some(key) = graph_file_key(&root) {
+            let base = Path::new(file_name)
+                .file_name()
+                .map_or(file_name.into(), |f| f.to_string_lossy());
+            return Err(ctx.err(
+                &[Seg::Key(key.into())],
+                format!(
+                    "a graph file ([[node]] and [[link]] tables), not a scenario: a scenario uses \
+                     it as topology = {{ kind = \"graph\", file = \"{base}\" }}"
+                ),
+            ));
+        }
         let raw: RawScenario = ctx.de(root, &[])?;
         build(&ctx, raw, default_name, systems)
     }
@@ -831,6 +843,16 @@ impl Scenario {
     }
 }
 
+/// The first of a graph file's tables (`node`, `link`) at the top of a file that has no
+/// `topology`: a graph file given where a scenario was expected.
+fn graph_file_key(root: &toml::Value) -> Option<&'static str> {
+    let t = root.as_table()?;
+    if t.contains_key("topology") {
+        return None;
+    }
+    ["node", "link"].into_iter().find(|k| t.contains_key(*k))
+}
+
 /// Which part of a scenario a memory estimate is blamed on.
 enum Part<'a> {
     Topology,
@@ -838,8 +860,8 @@ enum Part<'a> {
     Flows(&'a [Seg]),
 }
 
-/// Refuses an estimate above the limit, naming the key to change: the topology when it does not
-/// fit by itself, else the larger of the queue sampling and the `[[flows]]` entry `flows` being
+/// Refuses an estimate above the limit, naming the key to change: none when the limit is below
+/// what any run needs, the topology when it does not fit by itself, else the larger of the queue sampling and the `[[flows]]` entry `flows` being
 /// added.
 fn check_memory(ctx: &Ctx, est: &MemoryEstimate, flows: Option<&[Seg]>) -> Result<(), ScenarioError> {
     let limit = ctx.limits.max_memory_bytes;
@@ -851,6 +873,18 @@ fn check_memory(ctx: &Ctx, est: &MemoryEstimate, flows: Option<&[Seg]>) -> Resul
         routing: est.routing,
         ..MemoryEstimate::default()
     };
+    if crate::limits::BASE_BYTES > limit {
+        // Not the scenario's doing: any run needs this much.
+        return Err(ctx.err(
+            &[],
+            format!(
+                "the memory limit of {} is below the {} any run needs (the program, its output \
+                 writers and plots): raise the limit (--max-memory)",
+                fmt_bytes(limit),
+                fmt_bytes(crate::limits::BASE_BYTES)
+            ),
+        ));
+    }
     let part = match flows {
         _ if network_alone.total() > limit => Part::Topology,
         Some(at) if est.flows >= est.queue_samples => Part::Flows(at),

@@ -302,6 +302,26 @@ fn refused(text: &str, limit: u64, key: &str) -> ScenarioError {
 }
 
 #[test]
+fn a_limit_below_what_any_run_needs_blames_no_key() {
+    let text = r#"
+duration = "1ms"
+[topology]
+kind = "star"
+hosts = 2
+link = { rate = "10Gbps", delay = "1us" }
+"#;
+    let e = parse_limited(text, 1000).unwrap_err();
+    assert_eq!((e.key.as_deref(), e.line), (None, None), "{e}");
+    assert!(
+        e.message
+            .starts_with("the memory limit of 1000 B is below the 48.0 MiB any run needs"),
+        "{e}"
+    );
+    assert!(e.message.contains("--max-memory"), "{e}");
+    assert!(parse_limited(text, 64 << 20).is_ok());
+}
+
+#[test]
 fn a_star_of_a_billion_hosts_is_refused_at_once() {
     let text = r#"
 duration = "100ms"
@@ -313,7 +333,7 @@ link = { rate = "10Gbps", delay = "1us" }
     let e = refused(text, 8 * GIB, "topology");
     assert_eq!(e.line, Some(3));
     // About 1.5 TiB of nodes and ports, by the estimate (and 87 TiB of queue samples).
-    assert!(e.message.contains("(network 1.48"), "{e}");
+    assert!(e.message.contains("(program 48.0 MiB, network 1.48"), "{e}");
     // With the limit out of the way, the switch's port count still refuses it, unallocated.
     let e = parse_limited(text, u64::MAX).unwrap_err();
     assert_eq!(e.message, "a switch would have 1000000000 ports (at most 65535)");
@@ -484,7 +504,7 @@ fn the_estimate_checked_is_the_estimate_reported() {
     let Err(e) = parse_limited(&text, 1 << 20) else {
         panic!()
     };
-    assert!(e.message.contains("more than the memory limit of 1.00 MiB"), "{e}");
+    assert!(e.message.contains("the memory limit of 1.00 MiB is below"), "{e}");
 }
 
 #[test]
@@ -756,4 +776,19 @@ fn cubic_settings_load_and_are_checked() {
         let e = parse_with(FULL, &sets).unwrap_err().to_string();
         assert!(e.contains(msg), "{sets:?}: {e}");
     }
+}
+
+#[test]
+fn a_graph_file_given_as_a_scenario_says_how_to_use_it() {
+    let graph = "# a graph\n[[node]]\nname = \"h0\"\nkind = \"host\"\n[[node]]\nname = \"s0\"\nkind = \"switch\"\n[[link]]\na = \"h0\"\nb = \"s0\"\nrate = \"1Gbps\"\ndelay = \"1us\"\n";
+    let e = Scenario::parse(graph, "dir/ring.toml", "ring", Path::new("."), &[]).unwrap_err();
+    assert_eq!((e.key.as_deref(), e.line), (Some("node"), Some(2)), "{e}");
+    assert!(
+        e.message
+            .contains("not a scenario: a scenario uses it as topology = { kind = \"graph\", file = \"ring.toml\" }"),
+        "{e}"
+    );
+    // A scenario with its graph inline keeps the usual error for a stray table.
+    let e = Scenario::parse(&format!("duration = \"1ms\"\n[topology]\nkind = \"star\"\nhosts = 2\nlink = {{ rate = \"1Gbps\", delay = \"1us\" }}\n{graph}"), "t.toml", "t", Path::new("."), &[]).unwrap_err();
+    assert!(e.message.contains("unknown field"), "{e}");
 }
