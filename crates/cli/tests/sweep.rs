@@ -194,6 +194,10 @@ fn bad_grids_fail_before_anything_runs() {
         ),
         (
             vec!["--seeds", "1", "--max-memory", "1MiB", "--out", "o"],
+            "the memory limit of 1.00 MiB is below the 48.0 MiB any run needs",
+        ),
+        (
+            vec!["--seeds", "1", "--max-memory", "50MiB", "--out", "o"],
             "the run would need about ",
         ),
         (
