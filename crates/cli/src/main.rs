@@ -198,6 +198,10 @@ enum SimCommand {
         /// is refused [default: half of this machine's memory].
         #[arg(long, value_name = "SIZE", value_parser = sim_cmd::parse_max_memory)]
         max_memory: Option<u64>,
+        /// Check it as a run on N threads (the file's `threads`): the split it would use and
+        /// the memory its partitions need.
+        #[arg(long, value_name = "N")]
+        threads: Option<String>,
     },
     /// Write the scenario as the spec bench/ns3/scenario.cc runs in ns-3 (same topology,
     /// queues, TCP settings and flow list); refuses what ns-3 would model differently.
@@ -308,9 +312,13 @@ fn run(cli: Cli) -> Result<(), CliError> {
         Command::Sim(SimCommand::Check {
             scenario,
             seed,
-            sets,
+            mut sets,
             max_memory,
-        }) => sim_cmd::check(&scenario, seed, &sets, max_memory),
+            threads,
+        }) => {
+            sets.extend(threads.map(|n| ("threads".to_string(), n)));
+            sim_cmd::check(&scenario, seed, &sets, max_memory)
+        }
         Command::Sim(SimCommand::ExportNs3 {
             scenario,
             seed,

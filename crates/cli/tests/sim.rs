@@ -577,6 +577,10 @@ fn threads_split_a_run_and_give_the_same_outputs() {
         out.contains("threads    2: 2 partitions, ") && out.contains("windows of 1.00 us"),
         "{out}"
     );
+    // `check` takes `--threads` as `run` does.
+    let o = tandem_in(s.path(), &["sim", "check", &sc, "--threads", "2"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert_eq!(text(&o.stdout), out);
     for n in ["1", "3"] {
         let o = tandem_in(
             s.path(),
