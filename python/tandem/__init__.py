@@ -117,16 +117,21 @@ def run_scenario(
     seed: Optional[int] = None,
     out: Optional[PathLike] = None,
     max_memory: Union[int, str, None] = None,
+    threads: Optional[int] = None,
 ) -> RunResult:
-    """Run a scenario file, as ``tandem sim run PATH [--set K=V]... [--seed S]``.
+    """Run a scenario file, as ``tandem sim run PATH [--set K=V]... [--seed S] [--threads N]``.
 
     ``set`` overrides values of the file (a dict, ``"key=value"`` strings or pairs);
     ``seed`` overrides its seed. With ``out`` the outputs (CSV, Parquet, pcaps, plots) stay
     there; without it they go to a temporary folder that is removed. A scenario whose
     estimated memory is above ``max_memory`` (bytes or ``"8GiB"``; default half of this
-    machine's memory) is refused with ``ValueError`` before anything is built.
+    machine's memory) is refused with ``ValueError`` before anything is built. ``threads``
+    runs it partitioned on that many threads (the file's ``threads``; the same outputs for
+    every number, docs/sim/scenarios.md).
     """
     sets, limit = _sets(set), _memory(max_memory)
+    if threads is not None:
+        sets.append(("threads", _value(threads)))
     tmp = None if out is not None else tempfile.mkdtemp(prefix="tandem-run-")
     dest = Path(out) if out is not None else Path(tmp) / "run"
     try:

@@ -56,6 +56,16 @@ def test_run_scenario_keeps_outputs_when_asked(tmp_path):
         assert (tmp_path / "run" / name).is_file()
 
 
+def test_threads_run_partitioned_with_the_same_outputs(cli, tmp_path):
+    cli("sim", "run", SCENARIO, *_cli_sets(SETS), "--threads", 2, "--out", tmp_path / "cli", "--quiet")
+    one = tandem.run_scenario(SCENARIO, set=SETS, threads=1)
+    two = tandem.run_scenario(SCENARIO, set=SETS, threads=2)
+    assert one.summary == two.summary == json.loads((tmp_path / "cli" / "summary.json").read_text())
+    assert one.flows.equals(two.flows) and one.drops.equals(two.drops) and one.queues.equals(two.queues)
+    with pytest.raises(ValueError, match="threads: must be from 1 to 1024, got 0"):
+        tandem.run_scenario(SCENARIO, set=SETS, threads=0)
+
+
 @pytest.mark.parametrize(
     "kwargs",
     [
