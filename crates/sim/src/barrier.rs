@@ -26,6 +26,33 @@ pub(crate) struct SpinBarrier {
     wake: Condvar,
     /// How long an early thread spins before it sleeps.
     spin: Duration,
+    /// When set, `(threads, cores)`: an early thread spins only while `threads` (the
+    /// threads of every barrier of this process that are running, [`Busy`]) is at most
+    /// `cores`, and else sleeps at once.
+    busy: Option<(&'static AtomicUsize, usize)>,
+}
+
+/// Counts the threads of a process's partitioned runs while they run, so that their barriers
+/// stop spinning once there are more of them than cores (several runs at once, as a sweep
+/// runs them): a spinning thread would hold a core that a late one needs. Dropping it takes
+/// its threads off the count, also when a run panics.
+pub(crate) struct Busy {
+    count: &'static AtomicUsize,
+    n: usize,
+}
+
+impl Busy {
+    /// Adds `n` threads to `count` until dropped.
+    pub(crate) fn new(count: &'static AtomicUsize, n: usize) -> Busy {
+        count.fetch_add(n, Ordering::Relaxed);
+        Busy { count, n }
+    }
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        self.count.fetch_sub(self.n, Ordering::Relaxed);
+    }
 }
 
 impl SpinBarrier {
@@ -39,7 +66,14 @@ impl SpinBarrier {
             lock: Mutex::new(()),
             wake: Condvar::new(),
             spin,
+            busy: None,
         }
+    }
+
+    /// The same barrier, whose early arrivals spin only while `threads` is at most `cores`.
+    pub(crate) fn spinning_while(mut self, threads: &'static AtomicUsize, cores: usize) -> SpinBarrier {
+        self.busy = Some((threads, cores));
+        self
     }
 
     /// Waits until all `n` threads have called `wait` in this generation. Everything a thread
@@ -57,6 +91,10 @@ impl SpinBarrier {
             }
             return;
         }
+        let spin = match self.busy {
+            Some((threads, cores)) if threads.load(Ordering::Relaxed) > cores => Duration::ZERO,
+            _ => self.spin,
+        };
         let start = Instant::now();
         let mut spins = 0u32;
         while self.generation.load(Ordering::Acquire) == generation {
@@ -65,7 +103,7 @@ impl SpinBarrier {
                 std::hint::spin_loop();
                 continue;
             }
-            if start.elapsed() < self.spin {
+            if start.elapsed() < spin {
                 continue;
             }
             // Sleep. The count of sleepers goes up before the generation is looked at again
@@ -90,11 +128,23 @@ mod tests {
 
     /// Every thread sees every other thread's writes of a round after the barrier, round after
     /// round, whether the threads spin or sleep (no spin at all, and a long spin).
+    /// Threads counted by a test's barriers (none of the process's runs).
+    static TEST_BUSY: AtomicUsize = AtomicUsize::new(0);
+
     #[test]
     fn every_thread_sees_every_round_complete() {
-        for spin in [Duration::ZERO, Duration::from_micros(200)] {
+        for (spin, busy) in [
+            (Duration::ZERO, false),
+            (Duration::from_micros(200), false),
+            // Spinning allowed, but more threads counted busy than cores: they sleep at once.
+            (Duration::from_micros(200), true),
+        ] {
             for n in [1usize, 2, 3, 5] {
-                let barrier = SpinBarrier::new(n, spin);
+                let _counted = busy.then(|| Busy::new(&TEST_BUSY, n + 1));
+                let mut barrier = SpinBarrier::new(n, spin);
+                if busy {
+                    barrier = barrier.spinning_while(&TEST_BUSY, n);
+                }
                 let slots: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(0)).collect();
                 std::thread::scope(|s| {
                     for me in 0..n {
@@ -113,5 +163,18 @@ mod tests {
                 });
             }
         }
+    }
+
+    #[test]
+    fn busy_counts_threads_until_dropped() {
+        static COUNT: AtomicUsize = AtomicUsize::new(0);
+        let a = Busy::new(&COUNT, 2);
+        {
+            let _b = Busy::new(&COUNT, 3);
+            assert_eq!(COUNT.load(Ordering::Relaxed), 5);
+        }
+        assert_eq!(COUNT.load(Ordering::Relaxed), 2);
+        drop(a);
+        assert_eq!(COUNT.load(Ordering::Relaxed), 0);
     }
 }

@@ -15,11 +15,11 @@
 //! keys rather than by the global scheduling order of a run without it, so its results may
 //! differ from that run's in the way two seeds' do, never more.
 
-use crate::barrier::SpinBarrier;
+use crate::barrier::{Busy, SpinBarrier};
 use crate::sim::Sim;
 use crate::time::Time;
 use crate::topology::{Shape, Topology};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -191,8 +191,9 @@ impl Parallel {
     pub fn run_until(&mut self, until: Time) -> bool {
         let n = self.parts.len();
         if self.next <= until {
+            let _busy = Busy::new(&RUNNING, n);
             let shared = Shared {
-                barrier: SpinBarrier::new(n, spin_for(n)),
+                barrier: SpinBarrier::new(n, spin_for(n)).spinning_while(&RUNNING, cores()),
                 mail: [0, 1].map(|_| (0..n * n).map(|_| Mutex::new(Vec::new())).collect()),
                 next: [0, 1].map(|_| (0..n).map(|_| AtomicU64::new(0)).collect()),
                 held: [0, 1].map(|_| (0..n).map(|_| AtomicU64::new(0)).collect()),
@@ -268,13 +269,21 @@ impl Parallel {
     }
 }
 
+/// The threads of this process's partitioned runs that are running now ([`Busy`]).
+static RUNNING: AtomicUsize = AtomicUsize::new(0);
+
+/// The cores this process may use.
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, usize::from)
+}
+
 /// How long a thread that ends its window early spins at the barrier before it sleeps: long
 /// enough to cover the usual gap between the partitions of a data-center run (tens of
 /// microseconds), and not at all when there are more threads than cores (a spinning thread
-/// would hold a core that a late one needs).
+/// would hold a core that a late one needs), nor while this process's partitioned runs
+/// together have more (several runs at once, as `tandem sweep` runs them: [`Busy`]).
 fn spin_for(threads: usize) -> Duration {
-    let cores = std::thread::available_parallelism().map_or(1, usize::from);
-    if threads <= cores {
+    if threads <= cores() {
         Duration::from_micros(200)
     } else {
         Duration::ZERO
