@@ -191,11 +191,21 @@ impl Parallel {
     pub fn run_until(&mut self, until: Time) -> bool {
         let n = self.parts.len();
         if self.next <= until {
-            let _busy = Busy::new(&RUNNING, n);
+            // Only partitions that own a node run, and partition 0, which counts the events
+            // every partition handles (a star, or more threads than pieces, leaves some empty):
+            // an empty one has no event, packet or endpoint of its own, so it never sends,
+            // vetoes or holds anything, and its slots keep their "nothing pending" values.
+            let mut active = vec![false; n];
+            active[0] = true;
+            for &o in self.owner.iter() {
+                active[usize::from(o)] = true;
+            }
+            let threads = active.iter().filter(|&&a| a).count();
+            let _busy = Busy::new(&RUNNING, threads);
             let shared = Shared {
-                barrier: SpinBarrier::new(n, spin_for(n)).spinning_while(&RUNNING, cores()),
+                barrier: SpinBarrier::new(threads, spin_for(threads)).spinning_while(&RUNNING, cores()),
                 mail: [0, 1].map(|_| (0..n * n).map(|_| Mutex::new(Vec::new())).collect()),
-                next: [0, 1].map(|_| (0..n).map(|_| AtomicU64::new(0)).collect()),
+                next: [0, 1].map(|_| (0..n).map(|_| AtomicU64::new(Time::MAX)).collect()),
                 held: [0, 1].map(|_| (0..n).map(|_| AtomicU64::new(0)).collect()),
                 quiet: [0, 1].map(|_| (0..n).map(|_| Mutex::new(Vec::new())).collect()),
                 veto: [0, 1].map(|_| (0..n).map(|_| Mutex::new(Vec::new())).collect()),
@@ -203,15 +213,15 @@ impl Parallel {
             };
             let (start, window, owner) = (self.next, self.window, &*self.owner);
             let results: Vec<(usize, u64)> = std::thread::scope(|s| {
-                let mut rest = self.parts.iter_mut().enumerate();
-                let (_, first) = rest.next().expect("a run has a partition");
+                let mut rest = self.parts.iter_mut().enumerate().filter(|(me, _)| active[*me]);
+                let (first_me, first) = rest.next().expect("a run has a partition");
                 let handles: Vec<_> = rest
                     .map(|(me, sim)| {
                         let shared = &shared;
                         s.spawn(move || windows(me, sim, shared, owner, start, until, window))
                     })
                     .collect();
-                let mut out = vec![windows(0, first, &shared, owner, start, until, window)];
+                let mut out = vec![windows(first_me, first, &shared, owner, start, until, window)];
                 out.extend(
                     handles
                         .into_iter()

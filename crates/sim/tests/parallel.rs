@@ -112,7 +112,44 @@ fn outputs(text: &str, threads: u16) -> (PathBuf, Vec<(String, Vec<u8>)>) {
     (dir, files)
 }
 
+/// A star: one switch with its hosts cannot be split, so every partition but the first is
+/// empty (and runs no thread).
+const STAR: &str = r#"
+name = "par-star"
+seed = 7
+duration = "10ms"
+[topology]
+kind = "star"
+hosts = 9
+link = { rate = "10Gbps", delay = "1us" }
+[switch.queue]
+limit_packets = 30
+[tcp]
+min_rto = "1ms"
+[[flows]]
+kind = "incast"
+senders = ["h1..h8"]
+receiver = "h0"
+bytes = "60KB"
+repeats = 5
+gap = "1ms"
+[[flows]]
+kind = "udp_cbr"
+pairs = [["h3", "h5"]]
+rate = "1Gbps"
+packet_size = 1000
+[output]
+queue_sample_interval = "20us"
+plots = false
+"#;
+
 fn same_for_every_thread_count(text: &str) {
+    same_outputs(text, true);
+}
+
+/// Runs `text` on 1 to 4 threads and compares every output with the one-thread run's;
+/// `cut`: the partitions of 2 to 4 threads cut links (else they cut none).
+fn same_outputs(text: &str, cut: bool) {
     let (dir1, one) = outputs(text, 1);
     let names: Vec<&str> = one.iter().map(|f| f.0.as_str()).collect();
     for want in ["flows.csv", "drops.csv", "queues.csv", "summary.json"] {
@@ -124,7 +161,12 @@ fn same_for_every_thread_count(text: &str) {
     assert!(summary["drops"].as_u64().unwrap() > 0, "{summary}");
     for threads in [2, 3, 4] {
         let split = parallel::partition(&scenario(text, threads).topology, usize::from(threads));
-        assert!(split.cut_links > 0, "{threads} partitions cut no link");
+        assert_eq!(
+            split.cut_links > 0,
+            cut,
+            "{threads} partitions cut {} links",
+            split.cut_links
+        );
         let (dir, other) = outputs(text, threads);
         assert_eq!(
             one.iter().map(|f| &f.0).collect::<Vec<_>>(),
@@ -151,6 +193,11 @@ fn a_fat_tree_split_by_pods_gives_the_same_outputs_on_any_number_of_threads() {
 #[test]
 fn a_leaf_spine_split_by_node_numbers_gives_the_same_outputs_on_any_number_of_threads() {
     same_for_every_thread_count(LEAF_SPINE);
+}
+
+#[test]
+fn a_network_that_cannot_be_split_gives_the_same_outputs_on_any_number_of_threads() {
+    same_outputs(STAR, false);
 }
 
 #[test]
