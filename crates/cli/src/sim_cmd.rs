@@ -160,8 +160,18 @@ pub fn check(
         } else {
             fmt_time(split.window)
         };
+        let mut owning = vec![false; split.parts];
+        for &o in split.owner.iter() {
+            owning[usize::from(o)] = true;
+        }
+        let with_nodes = owning.iter().filter(|&&o| o).count();
+        let empty = if with_nodes < split.parts {
+            format!(" ({with_nodes} with nodes: the network splits no further; the others get no thread)")
+        } else {
+            String::new()
+        };
         outln!(
-            "threads    {n}: {} partitions, {} links between them, windows of {window}",
+            "threads    {n}: {} partitions{empty}, {} links between them, windows of {window}",
             split.parts,
             split.cut_links
         );

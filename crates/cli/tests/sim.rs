@@ -581,6 +581,13 @@ fn threads_split_a_run_and_give_the_same_outputs() {
     let o = tandem_in(s.path(), &["sim", "check", &sc, "--threads", "2"]);
     assert!(o.status.success(), "{}", text(&o.stderr));
     assert_eq!(text(&o.stdout), out);
+    // A star splits no further: it says so.
+    let o = tandem_in(s.path(), &["sim", "check", &scenario("incast.toml"), "--threads", "3"]);
+    assert!(
+        text(&o.stdout).contains("threads    3: 3 partitions (1 with nodes: the network splits no further; the others get no thread), 0 links between them"),
+        "{}",
+        text(&o.stdout)
+    );
     for n in ["1", "3"] {
         let o = tandem_in(
             s.path(),
