@@ -160,11 +160,7 @@ pub fn check(
         } else {
             fmt_time(split.window)
         };
-        let mut owning = vec![false; split.parts];
-        for &o in split.owner.iter() {
-            owning[usize::from(o)] = true;
-        }
-        let with_nodes = owning.iter().filter(|&&o| o).count();
+        let with_nodes = split.with_nodes().iter().filter(|&&o| o).count();
         let empty = if with_nodes < split.parts {
             format!(" ({with_nodes} with nodes: the network splits no further; the others get no thread)")
         } else {

@@ -36,6 +36,23 @@ pub struct Partitioning {
     pub cut_links: usize,
 }
 
+impl Partitioning {
+    /// For each partition, whether it owns a node (only those get a thread of their own, and
+    /// partition 0, which counts the events every partition handles).
+    pub fn with_nodes(&self) -> Vec<bool> {
+        with_nodes(&self.owner, self.parts)
+    }
+}
+
+/// For each of `parts` partitions, whether `owner` (each node's partition) gives it a node.
+fn with_nodes(owner: &[u16], parts: usize) -> Vec<bool> {
+    let mut has = vec![false; parts];
+    for &o in owner {
+        has[usize::from(o)] = true;
+    }
+    has
+}
+
 /// Splits `topo`'s nodes into `parts` partitions: a fat tree by pods (core switches spread
 /// evenly), any other network in pieces of contiguous node numbers of about equal port counts.
 /// A host always goes with its switch, and a link without delay never joins two partitions
@@ -195,11 +212,8 @@ impl Parallel {
             // every partition handles (a star, or more threads than pieces, leaves some empty):
             // an empty one has no event, packet or endpoint of its own, so it never sends,
             // vetoes or holds anything, and its slots keep their "nothing pending" values.
-            let mut active = vec![false; n];
+            let mut active = with_nodes(&self.owner, n);
             active[0] = true;
-            for &o in self.owner.iter() {
-                active[usize::from(o)] = true;
-            }
             let threads = active.iter().filter(|&&a| a).count();
             let _busy = Busy::new(&RUNNING, threads);
             let shared = Shared {
