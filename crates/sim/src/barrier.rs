@@ -126,11 +126,12 @@ mod tests {
     use super::*;
     use std::sync::atomic::AtomicU64;
 
-    /// Every thread sees every other thread's writes of a round after the barrier, round after
-    /// round, whether the threads spin or sleep (no spin at all, and a long spin).
     /// Threads counted by a test's barriers (none of the process's runs).
     static TEST_BUSY: AtomicUsize = AtomicUsize::new(0);
 
+    /// Every thread sees every other thread's writes of a round after the barrier, round after
+    /// round, whether the threads spin or sleep (no spin at all, a long spin, and a long spin
+    /// that more busy threads than cores turn off).
     #[test]
     fn every_thread_sees_every_round_complete() {
         for (spin, busy) in [

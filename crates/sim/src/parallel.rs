@@ -217,7 +217,7 @@ impl Parallel {
             let threads = active.iter().filter(|&&a| a).count();
             let _busy = Busy::new(&RUNNING, threads);
             let shared = Shared {
-                barrier: SpinBarrier::new(threads, spin_for(threads)).spinning_while(&RUNNING, cores()),
+                barrier: SpinBarrier::new(threads, SPIN).spinning_while(&RUNNING, cores()),
                 mail: [0, 1].map(|_| (0..n * n).map(|_| Mutex::new(Vec::new())).collect()),
                 next: [0, 1].map(|_| (0..n).map(|_| AtomicU64::new(Time::MAX)).collect()),
                 held: [0, 1].map(|_| (0..n).map(|_| AtomicU64::new(0)).collect()),
@@ -303,16 +303,11 @@ fn cores() -> usize {
 
 /// How long a thread that ends its window early spins at the barrier before it sleeps: long
 /// enough to cover the usual gap between the partitions of a data-center run (tens of
-/// microseconds), and not at all when there are more threads than cores (a spinning thread
-/// would hold a core that a late one needs), nor while this process's partitioned runs
-/// together have more (several runs at once, as `tandem sweep` runs them: [`Busy`]).
-fn spin_for(threads: usize) -> Duration {
-    if threads <= cores() {
-        Duration::from_micros(200)
-    } else {
-        Duration::ZERO
-    }
-}
+/// microseconds). It does not spin at all while this process's running partitioned runs have
+/// more threads than cores ([`Busy`]: one run with more threads than cores, or several runs at
+/// once, as `tandem sweep` runs them): a spinning thread would hold a core that a late one
+/// needs.
+const SPIN: Duration = Duration::from_micros(200);
 
 /// A shared list, also after a partition panicked holding it (the run panics at its end).
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

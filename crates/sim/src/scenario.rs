@@ -861,8 +861,8 @@ enum Part<'a> {
 }
 
 /// Refuses an estimate above the limit, naming the key to change: none when the limit is below
-/// what any run needs, the topology when it does not fit by itself, else the larger of the queue sampling and the `[[flows]]` entry `flows` being
-/// added.
+/// what any run needs, the topology when it does not fit by itself, else the larger of the
+/// queue sampling and the `[[flows]]` entry `flows` being added.
 fn check_memory(ctx: &Ctx, est: &MemoryEstimate, flows: Option<&[Seg]>) -> Result<(), ScenarioError> {
     let limit = ctx.limits.max_memory_bytes;
     if est.total() <= limit {
