@@ -8,6 +8,14 @@
 //! time (the others are usually close behind) and only then sleeps; the last thread to arrive
 //! wakes sleepers only if there are any. What the threads compute does not depend on how
 //! they wait: only the time does.
+//!
+//! How long to spin adapts. A spin pays off when the others arrive during it; when they do
+//! not, the spinner held a core for nothing, and on a machine busy with other work that core
+//! was what a late partition thread was waiting for, so the next window starts later still.
+//! Each spin that runs out halves the spin that follows, each that pays off doubles it (up to
+//! the bound), and one wait in [`PROBE`] spins the whole bound whatever the budget and, when
+//! it pays off, restores it: a budget that fell to nothing comes back once the machine is
+//! quiet again.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
@@ -24,8 +32,11 @@ pub(crate) struct SpinBarrier {
     sleepers: AtomicUsize,
     lock: Mutex<()>,
     wake: Condvar,
-    /// How long an early thread spins before it sleeps.
+    /// The longest an early thread spins before it sleeps.
     spin: Duration,
+    /// How long the next early thread spins, in nanoseconds (at most `spin`): halved by a spin
+    /// that ran out, doubled by one that paid off.
+    budget: AtomicU64,
     /// When set, `(threads, cores)`: an early thread spins only while `threads` (the
     /// threads of every barrier of this process that are running, [`Busy`]) is at most
     /// `cores`, and else sleeps at once.
@@ -66,6 +77,7 @@ impl SpinBarrier {
             lock: Mutex::new(()),
             wake: Condvar::new(),
             spin,
+            budget: AtomicU64::new(nanos(spin)),
             busy: None,
         }
     }
@@ -91,34 +103,77 @@ impl SpinBarrier {
             }
             return;
         }
+        let probe = generation.is_multiple_of(PROBE);
         let spin = match self.busy {
             Some((threads, cores)) if threads.load(Ordering::Relaxed) > cores => Duration::ZERO,
-            _ => self.spin,
+            // One wait in PROBE spins the whole bound, whatever the budget.
+            _ if probe => self.spin,
+            _ => Duration::from_nanos(self.budget.load(Ordering::Relaxed)),
         };
+        if self.spin_while(generation, spin) {
+            // The spin paid off: the next one may be twice as long, or the whole bound after
+            // a probe.
+            let budget = match probe {
+                true => u64::MAX,
+                false => self.budget.load(Ordering::Relaxed).saturating_mul(2),
+            };
+            self.budget
+                .store(budget.max(MIN_BUDGET_NS).min(nanos(self.spin)), Ordering::Relaxed);
+            return;
+        }
+        if !spin.is_zero() {
+            // The spin ran out: the next one is half as long.
+            let budget = self.budget.load(Ordering::Relaxed).min(nanos(spin));
+            self.budget.store(budget / 2, Ordering::Relaxed);
+        }
+        // Sleep. The count of sleepers goes up before the generation is looked at again
+        // under the lock, and the last thread bumps the generation before it looks at the
+        // count: either it sees this sleeper and wakes it under the lock, or this sleeper
+        // sees the new generation and does not sleep.
+        let mut held = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+        self.sleepers.fetch_add(1, Ordering::SeqCst);
+        while self.generation.load(Ordering::SeqCst) == generation {
+            held = self.wake.wait(held).unwrap_or_else(|e| e.into_inner());
+        }
+        self.sleepers.fetch_sub(1, Ordering::SeqCst);
+    }
+
+    /// Spins for up to `spin` while the generation is still `generation`; true when it moved
+    /// on meanwhile.
+    fn spin_while(&self, generation: u64, spin: Duration) -> bool {
         let start = Instant::now();
         let mut spins = 0u32;
         while self.generation.load(Ordering::Acquire) == generation {
             spins = spins.wrapping_add(1);
             if !spins.is_multiple_of(64) {
                 std::hint::spin_loop();
-                continue;
+            } else if start.elapsed() >= spin {
+                return false;
             }
-            if start.elapsed() < spin {
-                continue;
-            }
-            // Sleep. The count of sleepers goes up before the generation is looked at again
-            // under the lock, and the last thread bumps the generation before it looks at the
-            // count: either it sees this sleeper and wakes it under the lock, or this sleeper
-            // sees the new generation and does not sleep.
-            let mut held = self.lock.lock().unwrap_or_else(|e| e.into_inner());
-            self.sleepers.fetch_add(1, Ordering::SeqCst);
-            while self.generation.load(Ordering::SeqCst) == generation {
-                held = self.wake.wait(held).unwrap_or_else(|e| e.into_inner());
-            }
-            self.sleepers.fetch_sub(1, Ordering::SeqCst);
-            return;
         }
+        true
     }
+
+    /// How long the next early thread would spin (the budget; a probe spins longer).
+    #[cfg(test)]
+    fn budget(&self) -> Duration {
+        Duration::from_nanos(self.budget.load(Ordering::Relaxed))
+    }
+}
+
+/// One wait in this many generations spins the whole bound, whatever the budget, and when it
+/// pays off the budget is the whole bound again: a budget that fell to nothing on a busy
+/// machine comes back when the machine is quiet again. At windows of tens of microseconds, a
+/// probe every few milliseconds.
+const PROBE: u64 = 256;
+
+/// The shortest spin that a spin that paid off leaves (from a budget of nothing, the next spin
+/// after a short one that paid off).
+const MIN_BUDGET_NS: u64 = 1_000;
+
+/// `d` in nanoseconds, saturating.
+fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
 #[cfg(test)]
@@ -164,6 +219,46 @@ mod tests {
                 });
             }
         }
+    }
+
+    /// Spins that run out shorten the spin (a partner that is always late, as on a machine
+    /// busy with other work), and spins that pay off bring it back to the bound, by way of the
+    /// probe when it fell to nothing.
+    #[test]
+    fn the_spin_shrinks_while_it_runs_out_and_comes_back_when_it_pays_off() {
+        // A bound long enough that a probe pays off even on a loaded machine (the partner has
+        // only to wake and come round).
+        let bound = Duration::from_millis(20);
+        let barrier = SpinBarrier::new(2, bound);
+        assert_eq!(barrier.budget(), bound);
+        let recovery = 4 * PROBE;
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                for _ in 0..4 {
+                    std::thread::sleep(2 * bound);
+                    barrier.wait();
+                }
+                for _ in 0..recovery {
+                    barrier.wait();
+                }
+            });
+            for _ in 0..4 {
+                barrier.wait();
+            }
+            // The partner slept twice the bound before each of those waits, so this thread's
+            // spins ran out (the first, generation 0's, a probe of the whole bound), and each
+            // halved the budget.
+            assert!(barrier.budget() <= bound / 16, "{:?}", barrier.budget());
+            let back = (1..=recovery).find(|_| {
+                barrier.wait();
+                barrier.budget() == bound
+            });
+            // The other thread's waits are matched whether or not the budget came back.
+            for _ in back.unwrap_or(recovery)..recovery {
+                barrier.wait();
+            }
+            assert!(back.is_some(), "the budget stayed at {:?}", barrier.budget());
+        });
     }
 
     #[test]
