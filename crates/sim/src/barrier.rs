@@ -9,15 +9,16 @@
 //! wakes sleepers only if there are any. What the threads compute does not depend on how
 //! they wait: only the time does.
 //!
-//! How long to spin adapts. A spin pays off when the others arrive during it; when they do
+//! Whether to spin adapts. A spin pays off when the others arrive during it; when they do
 //! not, the spinner held a core for nothing, and on a machine busy with other work that core
 //! was what a late partition thread was waiting for, so the next window starts later still.
-//! Each spin that runs out halves the spin that follows, each that pays off doubles it (up to
-//! the bound), and one wait in [`PROBE`] spins the whole bound whatever the budget and, when
-//! it pays off, restores it: a budget that fell to nothing comes back once the machine is
-//! quiet again.
+//! The barrier keeps a moving average of how often spins ran out ([`SHARE_GAIN`]); while
+//! more than half did ([`SHARE_LIMIT`]), early threads sleep at once, and one wait in
+//! [`PROBE`] spins anyway, so that the average comes back down once the machine is quiet
+//! again. On cores of its own a run's spins rarely run out (the others are close behind), and
+//! a few that do change nothing.
 
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
@@ -34,9 +35,9 @@ pub(crate) struct SpinBarrier {
     wake: Condvar,
     /// The longest an early thread spins before it sleeps.
     spin: Duration,
-    /// How long the next early thread spins, in nanoseconds (at most `spin`): halved by a spin
-    /// that ran out, doubled by one that paid off.
-    budget: AtomicU64,
+    /// The moving average of the spins that ran out, in 65,536ths, on a cache line of its own
+    /// (written at nearly every wait).
+    ran_out: Padded,
     /// When set, `(threads, cores)`: an early thread spins only while `threads` (the
     /// threads of every barrier of this process that are running, [`Busy`]) is at most
     /// `cores`, and else sleeps at once.
@@ -77,7 +78,7 @@ impl SpinBarrier {
             lock: Mutex::new(()),
             wake: Condvar::new(),
             spin,
-            budget: AtomicU64::new(nanos(spin)),
+            ran_out: Padded(AtomicU32::new(0)),
             busy: None,
         }
     }
@@ -106,25 +107,23 @@ impl SpinBarrier {
         let probe = generation.is_multiple_of(PROBE);
         let spin = match self.busy {
             Some((threads, cores)) if threads.load(Ordering::Relaxed) > cores => Duration::ZERO,
-            // One wait in PROBE spins the whole bound, whatever the budget.
-            _ if probe => self.spin,
-            _ => Duration::from_nanos(self.budget.load(Ordering::Relaxed)),
+            _ if probe || self.spins() => self.spin,
+            _ => Duration::ZERO,
         };
-        if self.spin_while(generation, spin) {
-            // The spin paid off: the next one may be twice as long, or the whole bound after
-            // a probe.
-            let budget = match probe {
-                true => u64::MAX,
-                false => self.budget.load(Ordering::Relaxed).saturating_mul(2),
-            };
-            self.budget
-                .store(budget.max(MIN_BUDGET_NS).min(nanos(self.spin)), Ordering::Relaxed);
-            return;
-        }
+        let paid_off = self.spin_while(generation, spin);
         if !spin.is_zero() {
-            // The spin ran out: the next one is half as long.
-            let budget = self.budget.load(Ordering::Relaxed).min(nanos(spin));
-            self.budget.store(budget / 2, Ordering::Relaxed);
+            // The average moves a SHARE_GAIN-th of the way to this spin's outcome.
+            let share = i64::from(self.ran_out.0.load(Ordering::Relaxed));
+            let outcome = if paid_off { 0 } else { i64::from(SHARE_ONE) };
+            let next = share + (outcome - share) / SHARE_GAIN;
+            if next != share {
+                self.ran_out
+                    .0
+                    .store(u32::try_from(next).unwrap_or(SHARE_ONE), Ordering::Relaxed);
+            }
+        }
+        if paid_off {
+            return;
         }
         // Sleep. The count of sleepers goes up before the generation is looked at again
         // under the lock, and the last thread bumps the generation before it looks at the
@@ -154,27 +153,32 @@ impl SpinBarrier {
         true
     }
 
-    /// How long the next early thread would spin (the budget; a probe spins longer).
-    #[cfg(test)]
-    fn budget(&self) -> Duration {
-        Duration::from_nanos(self.budget.load(Ordering::Relaxed))
+    /// Whether an early thread spins (no more than half the spins of late ran out); a probe
+    /// spins either way.
+    fn spins(&self) -> bool {
+        self.ran_out.0.load(Ordering::Relaxed) <= SHARE_LIMIT
     }
 }
 
-/// One wait in this many generations spins the whole bound, whatever the budget, and when it
-/// pays off the budget is the whole bound again: a budget that fell to nothing on a busy
-/// machine comes back when the machine is quiet again. At windows of tens of microseconds, a
-/// probe every few milliseconds.
+/// An atomic on a cache line of its own.
+#[repr(align(64))]
+struct Padded(AtomicU32);
+
+/// The share of spins that ran out above which early threads sleep at once, in 65,536ths
+/// (half).
+const SHARE_LIMIT: u32 = SHARE_ONE / 2;
+
+/// All spins, in the units of the moving average.
+const SHARE_ONE: u32 = 1 << 16;
+
+/// The moving average of run-out spins moves this fraction of the way to each spin's outcome:
+/// from spins that pay off, about ten that run out in a row stop the spinning.
+const SHARE_GAIN: i64 = 16;
+
+/// One wait in this many generations spins even while early threads sleep at once, so that
+/// the average of run-out spins comes back down once the machine is quiet again. At windows of
+/// tens of microseconds, a probe every few milliseconds.
 const PROBE: u64 = 256;
-
-/// The shortest spin that a spin that paid off leaves (from a budget of nothing, the next spin
-/// after a short one that paid off).
-const MIN_BUDGET_NS: u64 = 1_000;
-
-/// `d` in nanoseconds, saturating.
-fn nanos(d: Duration) -> u64 {
-    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
-}
 
 #[cfg(test)]
 mod tests {
@@ -221,20 +225,20 @@ mod tests {
         }
     }
 
-    /// Spins that run out shorten the spin (a partner that is always late, as on a machine
-    /// busy with other work), and spins that pay off bring it back to the bound, by way of the
-    /// probe when it fell to nothing.
+    /// Spins that keep running out (a partner that is always late, as on a machine busy with
+    /// other work) stop the spinning, and probes that pay off bring it back.
     #[test]
-    fn the_spin_shrinks_while_it_runs_out_and_comes_back_when_it_pays_off() {
+    fn spinning_stops_while_spins_run_out_and_comes_back_when_they_pay_off() {
         // A bound long enough that a probe pays off even on a loaded machine (the partner has
         // only to wake and come round).
-        let bound = Duration::from_millis(20);
+        let bound = Duration::from_millis(5);
         let barrier = SpinBarrier::new(2, bound);
-        assert_eq!(barrier.budget(), bound);
+        assert!(barrier.spins());
+        let late = 14;
         let recovery = 4 * PROBE;
         std::thread::scope(|s| {
             s.spawn(|| {
-                for _ in 0..4 {
+                for _ in 0..late {
                     std::thread::sleep(2 * bound);
                     barrier.wait();
                 }
@@ -242,22 +246,21 @@ mod tests {
                     barrier.wait();
                 }
             });
-            for _ in 0..4 {
+            for _ in 0..late {
                 barrier.wait();
             }
             // The partner slept twice the bound before each of those waits, so this thread's
-            // spins ran out (the first, generation 0's, a probe of the whole bound), and each
-            // halved the budget.
-            assert!(barrier.budget() <= bound / 16, "{:?}", barrier.budget());
+            // spins ran out, eleven of them in a row more than half of the average.
+            assert!(!barrier.spins());
             let back = (1..=recovery).find(|_| {
                 barrier.wait();
-                barrier.budget() == bound
+                barrier.spins()
             });
-            // The other thread's waits are matched whether or not the budget came back.
+            // The other thread's waits are matched whether or not the spinning came back.
             for _ in back.unwrap_or(recovery)..recovery {
                 barrier.wait();
             }
-            assert!(back.is_some(), "the budget stayed at {:?}", barrier.budget());
+            assert!(back.is_some(), "still not spinning after {recovery} rounds");
         });
     }
 
