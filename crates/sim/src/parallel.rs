@@ -303,8 +303,8 @@ fn cores() -> usize {
 
 /// The longest a thread that ends its window early spins at the barrier before it sleeps: long
 /// enough to cover the usual gap between the partitions of a data-center run (tens of
-/// microseconds). Spins that run out shorten the next ones (a machine busy with other work, a
-/// partition that lags), spins that pay off lengthen them again ([`SpinBarrier`]). It does not
+/// microseconds). While most recent spins ran out (a machine busy with other work), early
+/// threads sleep at once instead ([`SpinBarrier`]). It does not
 /// spin at all while this process's running partitioned runs have more threads than cores
 /// ([`Busy`]: one run with more threads than cores, or several runs at once, as `tandem sweep`
 /// runs them): a spinning thread would hold a core that a late one needs.
