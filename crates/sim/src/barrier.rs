@@ -36,7 +36,8 @@ pub(crate) struct SpinBarrier {
     /// The longest an early thread spins before it sleeps.
     spin: Duration,
     /// The moving average of the spins that ran out, in 65,536ths, on a cache line of its own
-    /// (written at nearly every wait).
+    /// (written whenever a spin moves it, which the threads' polling of `generation` should not
+    /// pay for).
     ran_out: Padded,
     /// When set, `(threads, cores)`: an early thread spins only while `threads` (the
     /// threads of every barrier of this process that are running, [`Busy`]) is at most
@@ -113,13 +114,13 @@ impl SpinBarrier {
         let paid_off = self.spin_while(generation, spin);
         if !spin.is_zero() {
             // The average moves a SHARE_GAIN-th of the way to this spin's outcome.
-            let share = i64::from(self.ran_out.0.load(Ordering::Relaxed));
-            let outcome = if paid_off { 0 } else { i64::from(SHARE_ONE) };
-            let next = share + (outcome - share) / SHARE_GAIN;
+            let share = self.ran_out.0.load(Ordering::Relaxed);
+            let next = match paid_off {
+                true => share - share / SHARE_GAIN,
+                false => share + (SHARE_ONE - share) / SHARE_GAIN,
+            };
             if next != share {
-                self.ran_out
-                    .0
-                    .store(u32::try_from(next).unwrap_or(SHARE_ONE), Ordering::Relaxed);
+                self.ran_out.0.store(next, Ordering::Relaxed);
             }
         }
         if paid_off {
@@ -173,7 +174,7 @@ const SHARE_ONE: u32 = 1 << 16;
 
 /// The moving average of run-out spins moves this fraction of the way to each spin's outcome:
 /// from spins that pay off, about ten that run out in a row stop the spinning.
-const SHARE_GAIN: i64 = 16;
+const SHARE_GAIN: u32 = 16;
 
 /// One wait in this many generations spins even while early threads sleep at once, so that
 /// the average of run-out spins comes back down once the machine is quiet again. At windows of
@@ -250,7 +251,7 @@ mod tests {
                 barrier.wait();
             }
             // The partner slept twice the bound before each of those waits, so this thread's
-            // spins ran out, eleven of them in a row more than half of the average.
+            // spins ran out; after eleven in a row the average is above one half.
             assert!(!barrier.spins());
             let back = (1..=recovery).find(|_| {
                 barrier.wait();

@@ -304,10 +304,10 @@ fn cores() -> usize {
 /// The longest a thread that ends its window early spins at the barrier before it sleeps: long
 /// enough to cover the usual gap between the partitions of a data-center run (tens of
 /// microseconds). While most recent spins ran out (a machine busy with other work), early
-/// threads sleep at once instead ([`SpinBarrier`]). It does not
-/// spin at all while this process's running partitioned runs have more threads than cores
-/// ([`Busy`]: one run with more threads than cores, or several runs at once, as `tandem sweep`
-/// runs them): a spinning thread would hold a core that a late one needs.
+/// threads sleep at once instead ([`SpinBarrier`]). It does not spin at all while this
+/// process's running partitioned runs have more threads than cores ([`Busy`]: one run with
+/// more threads than cores, or several runs at once, as `tandem sweep` runs them): a spinning
+/// thread would hold a core that a late one needs.
 const SPIN: Duration = Duration::from_micros(200);
 
 /// A shared list, also after a partition panicked holding it (the run panics at its end).
